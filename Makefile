@@ -1,0 +1,41 @@
+# lector: two commands matter. `make run` starts the whole service; `make test` runs every test.
+# Both install what is missing first, so they work on a fresh clone with only Python 3.11.
+
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+
+.PHONY: run test install lint bench clean
+
+$(PY):
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lector needs $(PYTHON)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# torch is pinned and installed on its own first: this machine's pip configuration serves the
+# CPU wheel for exactly torch==2.13.0; anything else resolves to multi-GB CUDA builds.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q --upgrade pip setuptools wheel
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[test]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/lector run
+
+test: install
+	bash infra/swift/install.sh
+	bash infra/test.sh
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+
+bench: install
+	$(PY) -m bench.engine --quick
+
+clean:
+	rm -rf $(VENV) .lector var

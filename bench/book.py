@@ -1,0 +1,243 @@
+"""Book benchmark: N characters of Pride and Prejudice to MP3 through the real job pipeline.
+
+    python -m bench.book [--chars N] [--format mp3]
+    python -m bench.book --synthetic-hours 10      # assembly only: memory and speed on a long book
+
+The real run goes planning -> synthesis -> assembly in this process with the scheduler's own
+functions (``plan_job``, ``synthesize_batch``, ``assemble_job``), on a throwaway PostgreSQL
+database (created on the configured server, dropped at the end) and a local object store in a
+temporary directory; no Celery, so what is measured is the pipeline, not the queue. The text is
+the corpus from its first chapter (``--chars`` of it, cut at a sentence end), or the whole file
+with ``skipFrontMatter`` when ``--chars`` is not given.
+
+The engine's own time is the time spent inside ``Synthesizer.synthesize`` during that same run
+(the same chunks, the same calls, the same warm caches); the overhead is wall time over it. The
+engine is loaded and warmed before the clock starts. The last line is
+``RESULT chars=... audio_s=... wall_s=... overhead=...``.
+
+``--synthetic-hours`` writes that many hours of synthetic chunks (40 s each, speech-like
+modulated noise with word timings) straight to the object store and times ``assembly.render``
+plus the upload alone, printing the peak resident memory of the process (no model is loaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pride_and_prejudice.txt"
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _text(chars: int | None) -> tuple[str, bool]:
+    book = CORPUS.read_text(encoding="utf-8")
+    if chars is None:
+        return book, True
+    start = book.index("Chapter 1\n")
+    piece = book[start : start + chars]
+    end = max(piece.rfind("."), piece.rfind("”"), piece.rfind("?"), piece.rfind("!"))
+    return piece[: end + 1], False
+
+
+class _TimedSynthesizer:
+    """The synthesizer, with the seconds spent inside ``synthesize`` added up."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.seconds = 0.0
+        self._lock = threading.Lock()
+
+    def synthesize(self, voice: Any, sentences: Any, controls: Any = None) -> Any:
+        began = time.perf_counter()
+        try:
+            return self._inner.synthesize(voice, sentences, controls)
+        finally:
+            with self._lock:
+                self.seconds += time.perf_counter() - began
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextmanager
+def _database() -> Iterator[str]:
+    import psycopg
+    from psycopg import sql
+    from sqlalchemy.engine import make_url
+
+    from lector.settings import Settings
+    from lector.wiring import resolved_database_url
+    from store.db.migrate import upgrade
+
+    server = resolved_database_url(Settings())
+    parsed = make_url(server)
+    admin = (
+        f"host={parsed.host or '127.0.0.1'} port={parsed.port or 5432} user={parsed.username or 'postgres'}"
+        + (f" password={parsed.password}" if parsed.password else "")
+        + " dbname=postgres"
+    )
+    name = f"lector_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = parsed.set(database=name).render_as_string(hide_password=False)
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def run_book(chars: int | None, fmt: str) -> None:
+    from lector.settings import Settings
+    from lector.wiring import build_catalog, build_synthesizer
+    from scheduler import assembly, intake, planning, synthesis
+    from speech.synthesizer import Controls
+    from store.db import accounts
+    from store.db import jobs as job_repo
+    from store.db.session import make_engine, make_sessionmaker, session_scope
+    from store.objects.local import LocalObjectStore
+
+    settings = Settings()
+    text, skip = _text(chars)
+    catalog = build_catalog(settings)
+    synthesizer = _TimedSynthesizer(build_synthesizer(settings))
+    voice = catalog.resolve("mistv3", "joe", "en")
+    engine_device = getattr(synthesizer.engine(voice), "device", "cpu")
+    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls())
+    synthesizer.seconds = 0.0
+
+    with _database() as url, tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
+        engine = make_engine(url)
+        factory = make_sessionmaker(engine)
+
+        @contextmanager
+        def sessions() -> Iterator[Any]:
+            with session_scope(factory) as session:
+                yield session
+
+        objects = LocalObjectStore(Path(tmp) / "objects")
+        with sessions() as session:
+            account = accounts.create_account(session=session, name=f"bench-{uuid.uuid4().hex[:8]}")
+            spec = intake.JobSpec(
+                text=text, speaker="joe", model_id="mistv3", lang="en", format=fmt, skip_front_matter=skip,
+                title="Pride and Prejudice", author="Jane Austen",
+            )
+            job, _ = intake.submit_job(session=session, objects=objects, account_id=account.id, spec=spec)
+            job_id = job.id
+
+        began = time.perf_counter()
+        with sessions() as session:
+            todo = planning.plan_job(session=session, objects=objects, job_id=job_id, window=1 << 30)
+        planned = time.perf_counter()
+        for batch in todo:
+            synthesis.synthesize_batch(
+                sessions=sessions, objects=objects, synthesizer=synthesizer,  # type: ignore[arg-type]
+                catalog=catalog, job_id=job_id, indices=batch,
+            )
+        synthesized = time.perf_counter()
+        rss_before_assembly = _rss_mb()
+        assert assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id)
+        wall = time.perf_counter() - began
+        assemble_s = time.perf_counter() - synthesized
+        with sessions() as session:
+            job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+            billed = sum(c.characters for c in job_repo.list_chunks(session=session, job_id=job_id))
+            chunks, status, audio_s = job.chunks_total, job.status, float(job.audio_seconds or 0.0)
+            size = objects._path(job.result_key).stat().st_size  # noqa: SLF001 - bench only
+        engine.dispose()
+
+    engine_s = synthesizer.seconds
+    print(f"device {engine_device}; format {fmt}; job {status}")
+    print(f"characters: {len(text):,} submitted, {billed:,} synthesized, in {chunks} chunks")
+    print(f"audio: {audio_s:.1f} s ({audio_s / 3600:.2f} h); file {size / 1e6:.1f} MB")
+    print(
+        f"wall: {wall:.1f} s (plan {planned - began:.2f} s, synthesis {synthesized - planned:.1f} s, "
+        f"assembly {assemble_s:.1f} s); realtime factor {audio_s / wall:.1f}x"
+    )
+    print(f"engine's own synthesis time for the same chunks: {engine_s:.1f} s ({audio_s / engine_s:.1f}x realtime)")
+    print(f"pipeline overhead (wall / engine): {wall / engine_s:.3f}; peak RSS {_rss_mb():.0f} MB "
+          f"(before assembly {rss_before_assembly:.0f} MB)")
+    print(
+        f"RESULT chars={billed} audio_s={audio_s:.1f} wall_s={wall:.1f} engine_s={engine_s:.1f} "
+        f"rtf_x={audio_s / wall:.1f} overhead={wall / engine_s:.3f}"
+    )
+
+
+def _synthetic_chunk(rng: np.random.Generator, rate: int, seconds: float) -> np.ndarray:
+    n = int(rate * seconds)
+    t = np.arange(n, dtype=np.float32) / rate
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3.0 * t) ** 2  # syllable-rate amplitude
+    noise = rng.standard_normal(n).astype(np.float32) * 0.08
+    return (noise * envelope + 0.1 * np.sin(2 * np.pi * 140.0 * t) * envelope).astype(np.float32)
+
+
+def run_synthetic(hours: float, fmt: str) -> None:
+    from scheduler import assembly
+    from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
+    from scheduler.planning import ChapterMark, Layout
+    from store.objects.local import LocalObjectStore
+
+    rate, seconds = 22050, 40.0
+    count = int(hours * 3600 / (seconds + 0.5))
+    rng = np.random.default_rng(7)
+    job_id = uuid.uuid4()
+    with tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
+        objects = LocalObjectStore(Path(tmp) / "objects")
+        base = _synthetic_chunk(rng, rate, seconds)
+        words = [{"word": f"word{k}", "start": k * 0.4, "end": k * 0.4 + 0.3} for k in range(int(seconds / 0.4) - 1)]
+        text = " ".join(w["word"] for w in words) + "."
+        for index in range(count):
+            pcm = (np.roll(base, index * 997) * 32767).astype("<i2")
+            objects.put_bytes(chunk_audio_key(job_id, index), pcm.tobytes())
+            meta = {"sample_rate": rate, "duration_s": seconds, "words": words, "text": text}
+            objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode())
+        pauses = [0] + [2000 if i % 25 == 0 else 500 for i in range(1, count)]
+        chapters = [ChapterMark(f"Chapter {i // 25 + 1}", i) for i in range(0, count, 25)]
+        objects.put_bytes(plan_key(job_id), Layout(pauses, chapters).to_json())
+        del base
+        rss_before = _rss_mb()
+        began = time.perf_counter()
+        work = Path(tmp) / "work"
+        work.mkdir()
+        rendered = assembly.render(objects, job_id, {"format": fmt, "lang": "en", "normalize": False}, work)
+        rendered_s = time.perf_counter() - began
+        objects.put_file(f"jobs/{job_id}/audio.{fmt}", rendered.audio)
+        wall = time.perf_counter() - began
+        size = rendered.audio.stat().st_size
+    peak = _rss_mb()
+    print(f"synthetic book: {count} chunks of {seconds:.0f} s at {rate} Hz, {len(chapters)} chapters, format {fmt}")
+    print(f"audio {rendered.duration_s / 3600:.2f} h; file {size / 1e6:.0f} MB; render {rendered_s:.1f} s, "
+          f"with upload {wall:.1f} s ({rendered.duration_s / wall:.0f}x realtime)")
+    print(f"peak RSS {peak:.0f} MB (before assembly {rss_before:.0f} MB)")
+    print(f"RESULT synthetic_hours={rendered.duration_s / 3600:.2f} wall_s={wall:.1f} peak_rss_mb={peak:.0f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chars", type=int, default=None, help="characters of the book (default: all of it)")
+    parser.add_argument("--format", default="mp3", choices=["mp3", "opus", "wav", "flac", "m4b"])
+    parser.add_argument("--synthetic-hours", type=float, default=None, help="assembly only, on synthetic chunks")
+    args = parser.parse_args()
+    if args.synthetic_hours:
+        run_synthetic(args.synthetic_hours, args.format)
+    else:
+        run_book(args.chars, args.format)
+
+
+if __name__ == "__main__":
+    main()

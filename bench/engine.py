@@ -1,0 +1,190 @@
+"""Engine benchmark: lector's PyTorch VITS against Piper's own runtime on the same voice and text.
+
+    python -m bench.engine [--quick]
+
+Both sides synthesize the same English sentences with the default voice at its default scales,
+phonemization included, using every core. onnxruntime runs sentence by sentence, as Piper does;
+lector runs once sentence by sentence (batch 1) and once with all sentences in one call
+(sorted and batched by the engine). The three runs alternate over rounds and each keeps its
+best round, so other load on the machine skews them alike.
+RTF = synthesis seconds / audio seconds. The last line is
+``RESULT rtf_lector=<batched> rtf_onnxruntime=<y> ratio=<x/y>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+# Sentences from Jane Austen's Pride and Prejudice (public domain), 22 to 263 characters.
+SENTENCES: tuple[str, ...] = (
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.",
+    '"But it is," returned she; "for Mrs. Long has just been here, and she told me all about it."',
+    '"Is he married or single?"',
+    'But it is very likely that he may fall in love with one of them, and therefore you must visit him as soon as he comes."',
+    '"I see no occasion for that.',
+    '"My dear, you flatter me.',
+    '"In such cases, a woman has not often much beauty to think of."',
+    '"It is more than I engage for, I assure you."',
+    '"They have none of them much to recommend them," replied he; "they are all silly and ignorant like other girls; but Lizzy has something more of quickness than her sisters."',
+    "They are my old friends.",
+    "She was a woman of mean understanding, little information, and uncertain temper.",
+    "He had always intended to visit him, though to the last always assuring his wife that he should not go; and till the evening after the visit was paid she had no knowledge of it.",
+    "She has two nieces of her own.",
+    'She is a selfish, hypocritical woman, and I have no opinion of her."',
+    "\"Don't keep coughing so, Kitty, for Heaven's sake!",
+    "Have a little compassion on my nerves.",
+    '"To-morrow fortnight."',
+    "A fortnight's acquaintance is certainly very little.",
+    "If I had known as much this morning I certainly would not have called on him.",
+    'It is very unlucky; but as I have actually paid the visit, we cannot escape the acquaintance now."',
+    "The astonishment of the ladies was just what he wished; that of Mrs. Bennet perhaps surpassing the rest; though, when the first tumult of joy was over, she began to declare that it was what she had expected all the while.",
+    "Sir William had been delighted with him.",
+    "To be fond of dancing was a certain step towards falling in love; and very lively hopes of Mr. Bingley's heart were entertained.",
+    "What a contrast between him and his friend!",
+    "At such an assembly as this it would be insupportable.",
+    "Mr. Bingley followed his advice.",
+    "She told the story, however, with great spirit among her friends; for she had a lively, playful disposition, which delighted in anything ridiculous.",
+    "Mr. Bingley had danced with her twice, and she had been distinguished by his sisters.",
+    "They returned, therefore, in good spirits to Longbourn, the village where they lived, and of which they were the principal inhabitants.",
+    "But, however, he did not admire her at all; indeed, nobody can, you know; and he seemed quite struck with Jane as she was going down the dance.",
+    'Then the two third he danced with Miss King, and the two fourth with Maria Lucas, and the two fifth with Jane again, and the two sixth with Lizzy, and the Boulanger—"',
+    "For God's sake, say no more of his partners.",
+    "I never in my life saw anything more elegant than their dresses.",
+    'I did not expect such a compliment."',
+    "Well, he certainly is very agreeable, and I give you leave to like him.",
+    "You never see a fault in anybody.",
+    '"I would not wish to be hasty in censuring anyone; but I always speak what I think."',
+    'Miss Bingley is to live with her brother, and keep his house; and I am much mistaken if we shall not find a very charming neighbour in her."',
+    "They were in fact very fine ladies; not deficient in good humour when they were pleased, nor in the power of making themselves agreeable when they chose it, but proud and conceited.",
+    "He was at the same time haughty, reserved, and fastidious, and his manners, though well-bred, were not inviting.",
+    "Miss Bennet he acknowledged to be pretty, but she smiled too much.",
+    '"You began the evening well, Charlotte," said Mrs. Bennet with civil self-command to Miss Lucas.',
+    '"Yes; but he seemed to like his second better."',
+    '"Perhaps you mean what I overheard between him and Mr. Robinson; did not I mention it to you?',
+    '"Mr. Darcy is not so well worth listening to as his friend, is he?—poor Eliza!—to be only just tolerable."',
+    'Mrs. Long told me last night that he sat close to her for half-an-hour without once opening his lips."',
+    'But I can guess how it was; everybody says that he is eat up with pride, and I dare say he had heard somehow that Mrs. Long does not keep a carriage, and had come to the ball in a hack chaise."',
+    '"I believe, ma\'am, I may safely promise you never to dance with him."',
+    "A person may be proud without being vain.",
+    "The ladies of Longbourn soon waited on those of Netherfield.",
+    "Miss Bennet's pleasing manners grew on the goodwill of Mrs. Hurst and Miss Bingley; and though the mother was found to be intolerable, and the younger sisters not worth speaking to, a wish of being better acquainted with them was expressed towards the two eldest.",
+    "We can all begin freely—a slight preference is natural enough; but there are very few of us who have heart enough to be really in love without encouragement.",
+    'Bingley likes your sister undoubtedly; but he may never do more than like her, if she does not help him on."',
+    "She has known him only a fortnight.",
+    'On Miss Lucas\'s persevering, however, she added, "Very well, if it must be so, it must."',
+    "Her performance was pleasing, though by no means capital.",
+    "And, taking her hand, he would have given it to Mr. Darcy who, though extremely surprised, was not unwilling to receive it, when she instantly drew back, and said with some discomposure to Sir William:",
+    '"You excel so much in the dance, Miss Eliza, that it is cruel to deny me the happiness of seeing you; and though this gentleman dislikes the amusement in general, he can have no objection, I am sure, to oblige us for one half-hour."',
+    "The insipidity, and yet the noise—the nothingness, and yet the self-importance of all those people!",
+    'How long has she been such a favourite?—and pray, when am I to wish you joy?"',
+    "The village of Longbourn was only one mile from Meryton; a most convenient distance for the young ladies, who were usually tempted thither three or four times a week, to pay their duty to their aunt and to a milliner's shop just over the way.",
+    "At present, indeed, they were well supplied both with news and happiness by the recent arrival of a militia regiment in the neighbourhood; it was to remain the whole winter, and Meryton was the headquarters.",
+    '"From all that I can collect by your manner of talking, you must be two of the silliest girls in the country.',
+    'I have suspected it some time, but I am now convinced."',
+)
+WARMUP = ("A short warm-up sentence.", "Another warm-up sentence, somewhat longer than the first one.")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a fifth of the sentences (under a minute)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds of the three runs (default 2)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="lector's flow and decoder precision (bfloat16: AMX CPUs, GPUs)",
+    )
+    args = parser.parse_args(argv)
+    sentences = list(SENTENCES[::5] if args.quick else SENTENCES)
+    args.rounds = args.rounds or 2
+
+    import onnxruntime
+    import torch
+
+    from speech.engines.vits import VitsEngine
+    from speech.engines.vits.engine import default_voice_paths
+    from speech.text.phonemize import EspeakPhonemizer
+
+    model_path, config_path = default_voice_paths()
+    engine = VitsEngine.load(model_path, config_path, threads=args.threads, dtype=args.dtype)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    phonemizer = EspeakPhonemizer()
+    config = engine.config
+    scales = np.array([config.noise_scale, config.length_scale, config.noise_w], dtype=np.float32)
+    rate = engine.sample_rate
+    print(
+        f"{len(sentences)} sentences, {sum(map(len, sentences))} characters; {args.threads} threads; "
+        f"torch {torch.__version__} ({args.dtype}), onnxruntime {onnxruntime.__version__}"
+    )
+
+    def onnxruntime_run(texts: Sequence[str]) -> float:
+        samples = 0
+        for text in texts:
+            ids, _ = config.phoneme_ids(phonemizer.phonemize(text, config.espeak_voice))
+            audio = session.run(
+                None,
+                {
+                    "input": np.array([ids], dtype=np.int64),
+                    "input_lengths": np.array([len(ids)], dtype=np.int64),
+                    "scales": scales,
+                },
+            )[0]
+            samples += audio.size
+        return samples / rate
+
+    def lector_single(texts: Sequence[str]) -> float:
+        return sum(engine.synthesize([text])[0].duration for text in texts)
+
+    def lector_batched(texts: Sequence[str]) -> float:
+        return sum(chunk.duration for chunk in engine.synthesize(list(texts)))
+
+    onnxruntime_run(WARMUP)
+    lector_single(WARMUP)
+    lector_batched(WARMUP)
+
+    # Rounds alternate the three runs so that load from other processes hits them alike; each
+    # run keeps its best round.
+    runs = {
+        "onnxruntime, sentence by sentence": onnxruntime_run,
+        "lector, batch 1": lector_single,
+        "lector, batched": lector_batched,
+    }
+    best: dict[str, float] = {}
+    for round_index in range(args.rounds):
+        for label, run in runs.items():
+            start = time.perf_counter()
+            audio_seconds = run(sentences)
+            elapsed = time.perf_counter() - start
+            rtf = elapsed / audio_seconds
+            best[label] = min(best.get(label, rtf), rtf)
+            print(
+                f"round {round_index + 1}  {label:<34} {elapsed:6.2f} s for {audio_seconds:6.1f} s of audio"
+                f"  RTF {rtf:.4f}"
+            )
+    rtf_ort, rtf_single, rtf_batched = best.values()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"best RTF: onnxruntime {rtf_ort:.4f}, lector batch 1 {rtf_single:.4f}, lector batched {rtf_batched:.4f}"
+    )
+    print(
+        f"ratio lector / onnxruntime: batch 1 {rtf_single / rtf_ort:.3f}, batched {rtf_batched / rtf_ort:.3f}"
+    )
+    print(f"peak RSS {peak_mb:.0f} MB (one process holding both runtimes)")
+    print(
+        f"RESULT rtf_lector={rtf_batched:.4f} rtf_onnxruntime={rtf_ort:.4f} ratio={rtf_batched / rtf_ort:.3f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

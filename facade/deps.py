@@ -1,0 +1,104 @@
+"""What handlers are given: the process's services and the caller's identity.
+
+The ``Services`` bundle is built once in the app's lifespan (never at import) and handed to
+handlers through ``Annotated`` dependencies, so route signatures read as types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from facade import errors as e
+from speech.synthesizer import Synthesizer
+
+
+@dataclass(slots=True)
+class Principal:
+    """The authenticated caller."""
+
+    account_id: Any
+    api_key_id: Any
+    account_name: str
+    allowed_models: list[str] | None
+    allowed_endpoints: list[str] | None
+    ws_connections_per_minute: int
+    webhook_secret: str
+
+    def may_use(self, *, model: str | None = None, endpoint: str | None = None) -> bool:
+        if model is not None and self.allowed_models is not None and model not in self.allowed_models:
+            return False
+        return not (
+            endpoint is not None and self.allowed_endpoints is not None and endpoint not in self.allowed_endpoints
+        )
+
+
+@dataclass(slots=True)
+class Services:
+    catalog: Any
+    synthesizer: Synthesizer
+    session_factory: Callable[[], Any] | None  # a context manager factory: commit on success
+    objects: Any | None
+    dispatcher: Any | None
+    redis: Any | None
+    self_hosted: bool = False
+    webhook_allow_private: bool = False
+    presign_seconds: int = 3600
+    clock: Callable[[], Any] | None = None
+    authenticator: Callable[[str], Principal] | None = None
+    admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403
+    # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
+    usage_sink: Callable[[dict[str, Any]], Any] | None = None
+
+    def now(self) -> datetime:
+        """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""
+        return self.clock() if self.clock else datetime.now(UTC)
+
+
+def get_services(request: Request) -> Services:
+    return request.app.state.services  # type: ignore[no-any-return]
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+@contextmanager
+def session_for(services: Services) -> Iterator[Session]:
+    if services.session_factory is None:
+        raise e.ApiError(500, e.INTERNAL)
+    with services.session_factory() as session:
+        yield session
+
+
+def bearer_key(headers: Any, *, missing_message: str = e.MISSING_AUTH) -> str:
+    """The API key from ``Authorization: Bearer <key>``, or the seed's 401 for its absence."""
+    raw = headers.get("authorization")
+    if raw is None:
+        raise e.ApiError(401, missing_message)
+    value = raw.strip()
+    scheme, _, key = value.partition(" ")
+    if scheme.lower() != "bearer":
+        # A bare key (no scheme) is accepted: some clients send the key alone.
+        key = value if " " not in value else ""
+        if not key:
+            raise e.ApiError(401, e.INVALID_KEY)
+    key = key.strip()
+    if not key:
+        raise e.ApiError(401, e.EMPTY_KEY)
+    return key
+
+
+def current_principal(request: Request, services: ServicesDep) -> Principal:
+    key = bearer_key(request.headers)
+    if services.authenticator is None:
+        raise e.ApiError(401, e.INVALID_KEY)
+    return services.authenticator(key)
+
+
+PrincipalDep = Annotated[Principal, Depends(current_principal)]

@@ -1,0 +1,223 @@
+"""An ``Engine`` that is a model service over HTTP (``MODEL_URL``), and the synthesizer using it.
+
+The facade, cloud or self-hosted, runs the same code whether the voice is in-process or in a
+model service: ``RemoteEngine`` meets the ``speech`` Engine protocol and speaks the wire format of
+``workers.model_server.wire``.
+
+Failing fast matters more than anything else here: a model service that is down must turn a
+synthesis into a 500 ``internal error`` within about a second, not a hung request. So the
+connect timeout is short (connection refused on loopback is immediate; an unreachable host
+costs ``connect_timeout``), while the read timeout stays long enough for a long sentence on a
+busy GPU. Nothing is cached about a failure: the next request simply tries again, so the facade
+recovers by itself the moment the model service is back.
+
+``RemoteSynthesizer`` drops the base class's one-inference-at-a-time lock: with a remote engine
+the lock would serialise every request of this process and defeat the model service's batching,
+which needs concurrent requests to arrive together.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx
+
+from speech.engines.base import Engine
+from speech.errors import EngineError
+from speech.synthesizer import Controls, Synthesizer
+from speech.types import AudioChunk, SynthesisOptions
+from workers.model_server import wire
+
+DEFAULT_CONNECT_TIMEOUT = 0.5
+DEFAULT_READ_TIMEOUT = 60.0
+
+
+class ModelUnavailable(EngineError):
+    """The model service could not be reached, was not ready, or broke off its answer."""
+
+
+def service_url(invocations_url: str, path: str) -> str:
+    """``http://h:8080/invocations`` -> ``http://h:8080/<path>`` (for ``readyz``, ``phonemize``)."""
+    base = invocations_url.rstrip("/")
+    if base.endswith("/invocations"):
+        base = base[: -len("/invocations")]
+    return f"{base}/{path.lstrip('/')}"
+
+
+class RemoteEngine:
+    """A voice served by a model service. Thread-safe: one pooled ``httpx.Client`` per engine."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        voice: str | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        encoding: str = "f32",
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url
+        self.voice = voice
+        self.encoding = encoding
+        self._sample_rate: int | None = None
+        timeout = httpx.Timeout(read_timeout, connect=connect_timeout, pool=connect_timeout * 4)
+        self._client = httpx.Client(
+            timeout=timeout, transport=transport, limits=httpx.Limits(max_connections=256, max_keepalive_connections=64)
+        )
+        self._lock = threading.Lock()
+
+    @property
+    def sample_rate(self) -> int:
+        if self._sample_rate is None:
+            body = self._get_json("readyz")
+            self._sample_rate = int(body["sampleRate"])
+        return self._sample_rate
+
+    def phonemize(self, text: str) -> str:
+        try:
+            response = self._client.post(service_url(self.url, "phonemize"), json={"text": text})
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(f"model service at {self.url} unreachable: {exc}") from exc
+        if response.status_code != 200:
+            raise ModelUnavailable(f"model service phonemize answered {response.status_code}: {response.text[:200]}")
+        return str(response.json()["phonemes"])
+
+    def synthesize(self, sentences: Sequence[str], options: SynthesisOptions | None = None) -> list[AudioChunk]:
+        if not sentences:
+            return []
+        options = options or SynthesisOptions()
+        request = wire.InvocationRequest(
+            sentences=list(sentences), voice=self.voice, length_scale=options.length_scale,
+            noise_scale=options.noise_scale, noise_w=options.noise_w, encoding=self.encoding,
+        )
+        try:
+            with self._client.stream("POST", self.url, json=request.to_json()) as response:
+                if response.status_code != 200:
+                    response.read()
+                    raise ModelUnavailable(
+                        f"model service at {self.url} answered {response.status_code}: {response.text[:200]}"
+                    )
+                decoded = wire.decode(response.iter_bytes())
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(f"model service at {self.url} unreachable: {exc}") from exc
+        except wire.WireError as exc:
+            raise ModelUnavailable(f"model service at {self.url}: {exc}") from exc
+        self._sample_rate = decoded.sample_rate
+        if len(decoded.chunks) != len(sentences):
+            raise ModelUnavailable(f"model service returned {len(decoded.chunks)} of {len(sentences)} sentences")
+        return decoded.chunks
+
+    def ready(self, timeout: float = 1.0) -> bool:
+        """Whether the model service answers ``/readyz`` with 200 within ``timeout``."""
+        try:
+            response = self._client.get(service_url(self.url, "readyz"), timeout=timeout)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _get_json(self, path: str) -> dict[str, Any]:
+        try:
+            response = self._client.get(service_url(self.url, path))
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(f"model service at {self.url} unreachable: {exc}") from exc
+        if response.status_code != 200:
+            raise ModelUnavailable(f"model service {path} answered {response.status_code}")
+        body: dict[str, Any] = response.json()
+        return body
+
+
+Route = Callable[[Any, Controls], str]  # (voice, controls) -> the model service's /invocations URL
+
+
+class RemoteSynthesizer(Synthesizer):
+    """A ``Synthesizer`` whose engines are model services, one ``RemoteEngine`` per (url, voice).
+
+    ``route(voice, controls)`` picks the model service: ``MODEL_URL``, or for ``arcana`` the one of
+    the voice's language (``controls.model_id`` is the model that serves the request, which is
+    how a voice shared by several lineups still reaches the right container). ``voice_name``
+    gives the name sent in requests (default: the voice's ``speaker``).
+
+    ``local`` (cloud mode): voices for which ``is_remote(voice)`` is false are synthesized by this
+    in-process synthesizer instead; the cloud keeps its cheap formant voices in the facade and
+    sends the neural ones to the GPU hosts. Self-hosted mode has no ``local``: every voice is remote.
+    """
+
+    def __init__(
+        self,
+        route: Route,
+        *,
+        voice_name: Callable[[Any], str | None] | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+        local: Synthesizer | None = None,
+        is_remote: Callable[[Any], bool] | None = None,
+    ) -> None:
+        super().__init__(self._load)
+        self._route = route
+        self._local = local
+        self._is_remote = is_remote or (lambda voice: True)
+        self._voice_name = voice_name or default_voice_name
+        self._timeouts = (connect_timeout, read_timeout)
+        self._remote: dict[tuple[str, str | None], RemoteEngine] = {}
+        self._remote_lock = threading.Lock()
+
+    def _load(self, voice: Any) -> RemoteEngine:
+        return self.remote_engine(voice)
+
+    def remote_engine(self, voice: Any, controls: Controls | None = None) -> RemoteEngine:
+        key = (self._route(voice, controls or Controls()), self._voice_name(voice))
+        with self._remote_lock:
+            engine = self._remote.get(key)
+            if engine is None:
+                connect, read = self._timeouts
+                engine = RemoteEngine(key[0], voice=key[1], connect_timeout=connect, read_timeout=read)
+                self._remote[key] = engine
+            return engine
+
+    def _remote_voice(self, voice: Any) -> bool:
+        return self._local is None or self._is_remote(voice)
+
+    def engine(self, voice: Any) -> Engine:
+        if not self._remote_voice(voice):
+            assert self._local is not None
+            return self._local.engine(voice)
+        return self.remote_engine(voice)
+
+    def synthesize(
+        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+    ) -> list[AudioChunk]:
+        if not self._remote_voice(voice):
+            assert self._local is not None
+            return self._local.synthesize(voice, sentences, controls)
+        controls = controls or Controls()
+        options = SynthesisOptions(length_scale=controls.length_scale())
+        return self.remote_engine(voice, controls).synthesize(list(sentences), options)
+
+    def close(self) -> None:
+        with self._remote_lock:
+            for engine in self._remote.values():
+                engine.close()
+            self._remote.clear()
+
+
+def default_voice_name(voice: Any) -> str | None:
+    """The name a model service knows a voice by: its speaker name (``joe``)."""
+    name = getattr(voice, "speaker", None) or getattr(voice, "key", None)
+    return str(name) if name is not None else None
+
+
+def is_neural(voice: Any) -> bool:
+    """Voices worth a GPU host: the neural ones (the catalog's ``engine = "vits"``)."""
+    return getattr(voice, "engine", "vits") == "vits"
+
+
+def remote_synthesizer(model_url: str, *, local: Synthesizer | None = None, **kwargs: Any) -> RemoteSynthesizer:
+    """The cloud facade's case: neural voices through the model service at ``model_url``, the
+    rest through ``local`` (every voice remote when ``local`` is None)."""
+    return RemoteSynthesizer(lambda voice, controls: model_url, local=local, is_remote=is_neural, **kwargs)

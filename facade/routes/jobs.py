@@ -1,0 +1,302 @@
+"""Book jobs: submit, inspect, list, cancel, download. Account-scoped: another account's job is 404.
+
+A job is submitted as JSON (``text``, or ``chapters`` with their texts) or as a multipart form
+with the book in the ``file`` field (``.txt``, ``.md`` or ``.epub``) and every other option as a
+form field of the same name (``chapters`` and ``pauses`` as JSON strings).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Final
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from facade import errors as e
+from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.synthesis import DEFAULT_MODEL
+from facade.validation import parse_json_body, parse_request
+from scheduler import chapters as chapter_rules
+from scheduler import intake, retention, sources
+from scheduler.errors import InvalidWebhookUrl
+from scheduler.objects import srt_key, timestamps_key, vtt_key
+from scheduler.queue import TASK_PLAN, TASK_WEBHOOK
+from store.db import jobs as job_repo
+from store.errors import JobNotFound, ObjectNotFound
+
+router = APIRouter()
+MAX_JOB_CHARS: Final = 2_000_000
+MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
+MAX_PAUSE_MS: Final = 10_000
+EXPIRED: Final = "job audio has expired"
+_BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
+_JSON_FORM_FIELDS: Final = ("chapters", "pauses")
+
+
+def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
+    params = job.params or {}
+    return {
+        "id": str(job.id),
+        "status": job.status,
+        "createdAt": job.created_at.isoformat() if job.created_at else None,
+        "startedAt": job.started_at.isoformat() if job.started_at else None,
+        "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
+        "characters": job.characters,
+        "progress": {
+            "chunksDone": job.chunks_done,
+            "chunksTotal": job.chunks_total,
+            "audioSeconds": audio_seconds_done if audio_seconds_done is not None else job.audio_seconds,
+        },
+        "durationSeconds": job.audio_seconds,
+        "format": params.get("format"),
+        "samplingRate": params.get("sampling_rate"),
+        "speaker": params.get("speaker"),
+        "modelId": params.get("model_id"),
+        "title": params.get("title"),
+        "author": params.get("author"),
+        "expired": retention.is_expired(job),
+        "error": job.error,
+    }
+
+
+def _job_id(raw: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise e.ApiError(404, "job not found") from None
+
+
+def _pauses(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    message = f"pauses must be an object of milliseconds (0-{MAX_PAUSE_MS}) for sentence, paragraph and chapter"
+    if not isinstance(value, dict) or not set(value) <= {"sentence", "paragraph", "chapter"}:
+        raise e.ApiError(400, message)
+    out = {}
+    for name, ms in value.items():
+        if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_PAUSE_MS:
+            raise e.ApiError(400, message)
+        out[name] = int(ms)
+    return out or None
+
+
+def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
+    given = payload.get("chapters")
+    if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
+        try:
+            payload = {**payload}
+            payload["text"], payload["chapters"] = chapter_rules.join_given(given)
+        except ValueError as exc:
+            raise e.ApiError(400, str(exc)) from None
+    req = parse_request(payload, max_chars=MAX_JOB_CHARS)
+    fmt = payload.get("format", "wav")
+    if not isinstance(fmt, str) or fmt not in intake.FORMATS:
+        raise e.ApiError(400, f"format must be one of: {', '.join(intake.FORMATS)}")
+    webhook = payload.get("webhookUrl")
+    if webhook is not None and not isinstance(webhook, str):
+        raise e.ApiError(400, "webhookUrl must be a string")
+    for name in ("title", "author"):
+        if payload.get(name) is not None and not isinstance(payload[name], str):
+            raise e.ApiError(400, f"{name} must be a string")
+    skip = payload.get("skipFrontMatter", False)
+    if not isinstance(skip, bool):
+        raise e.ApiError(400, "skipFrontMatter must be a boolean")
+    chapters = None
+    if payload.get("chapters") is not None:
+        try:
+            chapters = chapter_rules.check_given(payload["chapters"], len(req.text))
+        except ValueError as exc:
+            raise e.ApiError(400, str(exc)) from None
+    requested = req.model_id or DEFAULT_MODEL
+    model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
+    voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
+    return intake.JobSpec(
+        text=req.text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
+        time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
+        title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
+        skip_front_matter=skip, chapters=chapters, pauses=_pauses(payload.get("pauses")),
+    )
+
+
+async def _form_payload(request: Request) -> dict[str, Any]:
+    """A multipart submission as the JSON body it stands for: the file's text (and, for an EPUB,
+    its chapters, title and author unless given) plus the other fields."""
+    try:
+        form = await request.form(max_files=1, max_fields=50, max_part_size=MAX_JOB_CHARS * 4)
+    except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
+        raise e.ApiError(400, f"cannot read the form: {exc}") from None
+    payload: dict[str, Any] = {}
+    upload: UploadFile | None = None
+    for name, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            if name != "file":
+                raise e.ApiError(400, "the book goes in the form field named file")
+            upload = value
+        elif name in _BOOLEAN_FORM_FIELDS:
+            payload[name] = value.strip().lower() in {"true", "1", "yes", "on"}
+        elif name in _JSON_FORM_FIELDS:
+            try:
+                payload[name] = json.loads(value)
+            except ValueError:
+                raise e.ApiError(400, f"{name} must be JSON") from None
+        else:
+            payload[name] = value
+    if upload is None:
+        if "text" not in payload:
+            raise e.ApiError(400, "file is required (a .txt, .md or .epub book)")
+        return payload
+    if "text" in payload:
+        raise e.ApiError(400, "send either text or file, not both")
+    data = await upload.read(MAX_UPLOAD_BYTES + 1)
+    await form.close()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise e.ApiError(413, f"file is too large (at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB)")
+    try:
+        book = await run_in_threadpool(
+            sources.read_upload, upload.filename or "", upload.content_type, data,
+            skip_front_matter=bool(payload.get("skipFrontMatter")),
+        )
+    except sources.SourceError as exc:
+        raise e.ApiError(400, str(exc)) from None
+    payload["text"] = book.text
+    if book.chapters and "chapters" not in payload:
+        payload["chapters"] = book.chapters
+    for name, value in (("title", book.title), ("author", book.author)):
+        if value and not payload.get(name):
+            payload[name] = value
+    return payload
+
+
+def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
+    try:
+        with services.session_factory() as session:  # type: ignore[misc]
+            job, created = intake.submit_job(
+                session=session, objects=services.objects, account_id=principal.account_id, spec=spec,
+                idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
+            )
+            view = job_view(job)
+    except InvalidWebhookUrl as exc:
+        raise e.ApiError(400, str(exc)) from exc
+    if created:  # enqueue only after the commit above
+        services.dispatcher.send(TASK_PLAN, view["id"])
+    return view, created
+
+
+@router.post("/v1/jobs", status_code=202)
+async def submit(
+    request: Request, services: ServicesDep, principal: PrincipalDep,
+    idempotency_key: str | None = Header(None, alias="Idempotency-Key"),
+) -> JSONResponse:
+    """Queue a long-form job. The same Idempotency-Key and body return the same job."""
+    if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+        payload = await _form_payload(request)
+    else:
+        payload = parse_json_body(await request.body())
+    if not principal.may_use(endpoint="jobs"):
+        raise e.ApiError(403, e.FORBIDDEN)
+    spec = _spec(services, payload)
+    if not principal.may_use(model=spec.model_id):
+        raise e.ApiError(403, e.FORBIDDEN)
+    view, created = await run_in_threadpool(_submit, services, principal, spec, idempotency_key)
+    return JSONResponse(view, status_code=202 if created else 200)
+
+
+def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[str, Any]:
+    with services.session_factory() as session:  # type: ignore[misc]
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=principal.account_id)
+        done = None if job.is_terminal else job_repo.audio_seconds_done(session=session, job_id=job_id)
+        return job_view(job, audio_seconds_done=done)
+
+
+@router.get("/v1/jobs/{job_id}")
+async def get(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
+    return JSONResponse(await run_in_threadpool(_get, services, principal, _job_id(job_id)))
+
+
+@router.get("/v1/jobs")
+async def list_(
+    services: ServicesDep, principal: PrincipalDep,
+    limit: int = Query(50, ge=1, le=200), offset: int = Query(0, ge=0), status: str | None = Query(None),
+) -> JSONResponse:
+    """The account's jobs, newest first; ``hasMore`` says whether ``offset + limit`` finds more."""
+
+    def run() -> list[dict[str, Any]]:
+        with services.session_factory() as session:  # type: ignore[misc]
+            rows = job_repo.list_jobs(
+                session=session, account_id=principal.account_id, limit=limit + 1, offset=offset, status=status
+            )
+            return [job_view(j) for j in rows]
+
+    jobs = await run_in_threadpool(run)
+    return JSONResponse({"jobs": jobs[:limit], "limit": limit, "offset": offset, "hasMore": len(jobs) > limit})
+
+
+@router.delete("/v1/jobs/{job_id}")
+async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
+    """Cancel: synthesis stops at its next check (within one engine call) and no chunk finished
+    after this is billed (``mark_chunk_done`` refuses chunks of an ended job)."""
+    jid = _job_id(job_id)
+
+    def run() -> tuple[dict[str, Any], bool]:
+        with services.session_factory() as session:  # type: ignore[misc]
+            job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
+            moved = job_repo.set_job_status(
+                session=session, job_id=jid, status="canceled", expected=("queued", "planning", "running", "assembling")
+            )
+            return job_view(job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)), moved
+
+    view, moved = await run_in_threadpool(run)
+    if moved:
+        services.dispatcher.send(TASK_WEBHOOK, view["id"], 1)
+    return JSONResponse(view)
+
+
+def _result(services: Services, principal: Principal, jid: uuid.UUID) -> Any:
+    with services.session_factory() as session:  # type: ignore[misc]
+        job = job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
+        if retention.is_expired(job):
+            raise e.ApiError(410, EXPIRED)
+        if job.status != "succeeded" or not job.result_key:
+            raise e.ApiError(409, f"job is {job.status}; audio is available once it has succeeded")
+        return job.result_key, job.result_content_type
+
+
+@router.get("/v1/jobs/{job_id}/audio", response_model=None)
+async def audio(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
+    """A redirect to a presigned, expiring URL; the bytes themselves when the store cannot presign."""
+    key, content_type = await run_in_threadpool(_result, services, principal, _job_id(job_id))
+    url = await run_in_threadpool(services.objects.presigned_url, key, expires_s=services.presign_seconds)
+    if url:
+        return RedirectResponse(url, status_code=307)
+    data = await run_in_threadpool(services.objects.get_bytes, key)
+    return Response(data, media_type=content_type or "application/octet-stream")
+
+
+async def _artefact(services: Services, principal: Principal, raw_id: str, key_of: Any, media_type: str) -> Response:
+    jid = _job_id(raw_id)
+    await run_in_threadpool(_result, services, principal, jid)
+    try:
+        data = await run_in_threadpool(services.objects.get_bytes, key_of(jid))
+    except ObjectNotFound as exc:
+        raise JobNotFound(str(exc)) from exc
+    return Response(data, media_type=media_type)
+
+
+@router.get("/v1/jobs/{job_id}/timestamps.json")
+async def timestamps(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
+    """``{"chapters", "sentences", "words"}``, each with start and end in seconds."""
+    return await _artefact(services, principal, job_id, timestamps_key, "application/json")
+
+
+@router.get("/v1/jobs/{job_id}/subtitles.srt")
+async def subtitles_srt(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
+    return await _artefact(services, principal, job_id, srt_key, "application/x-subrip; charset=utf-8")
+
+
+@router.get("/v1/jobs/{job_id}/subtitles.vtt")
+async def subtitles_vtt(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
+    return await _artefact(services, principal, job_id, vtt_key, "text/vtt; charset=utf-8")

@@ -1,0 +1,153 @@
+"""The self-hosted API service: ``POST /`` and ``GET /health`` on :8000, the JSON WebSocket on :8001.
+
+The seed's self-hosted table, served by the cloud code paths: the body is parsed and resolved
+exactly as for ``/v1/service-tts`` (same 400s, same auth header), the audio streams through the
+same ``audio_stream``, and the WebSocket app mounts the cloud ``/ws3`` router unchanged. What
+differs is only what the seed says differs:
+
+- Without an audio ``Accept`` (missing, a wildcard, ``application/json``, or any non-audio type)
+  the answer is ``{"audioContent": {"model_output": "<base64>"}}``. The base64 is a WAV file
+  unless the body's ``audioFormat`` asks for ``mp3``, ``ogg``, ``mulaw`` or ``pcm``: WAV because
+  the JSON shape carries no rate or encoding, and a WAV header does. A concrete audio type we
+  cannot stream (``audio/flac``) is still the seed's 406.
+- ``GET /health`` (no auth, for probes) reports the licence and whether every configured model
+  service answers its ``/readyz``; it is 200 whatever it reports, as the seed shows one shape.
+- Synthesis is proxied to a model service (``facade.remote_engine``); a down model service is a
+  500 ``internal error`` within about a second.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from facade import errors as e
+from facade.app import create_app
+from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.routes import ws
+from facade.routes.tts import audio_stream
+from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime
+from facade.synthesis import Plan, default_rate, resolve
+from facade.usage import record
+from facade.validation import SynthesisRequest, parse_json_body, parse_request
+from speech.audio import (
+    JSON_VARIANT_FORMATS,
+    AudioFormat,
+    Representation,
+    from_audio_format_param,
+    negotiate,
+    not_acceptable_message,
+)
+from speech.errors import SpeechError
+from speech.streaming import StreamStats, encoded_stream, pcm_stream
+
+ENDPOINT = "self-hosted"
+JSON_OUTPUT_FORMATS = JSON_VARIANT_FORMATS | {AudioFormat.PCM}
+DEFAULT_JSON_FORMAT = "wav"
+
+router = APIRouter()
+
+
+def _names_audio(accept: str | None) -> bool:
+    return accept is not None and any(part.strip().lower().startswith("audio/") for part in accept.split(","))
+
+
+@router.post("/", response_model=None)
+async def synthesize(request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
+    """The seed's self-hosted synthesis: audio for an audio ``Accept``, the JSON shape otherwise."""
+    req = parse_request(parse_json_body(await request.body()))
+    plan = await run_in_threadpool(resolve, services, req, principal, endpoint=ENDPOINT)
+    accept = request.headers.get("accept")
+    choice = negotiate(accept, allow_json=False, allow_sse=False)
+    if choice.representation is Representation.AUDIO and not choice.defaulted and choice.format is not None:
+        rate = req.sampling_rate or choice.rate or default_rate(plan.model_id, choice.format.value)
+        return await audio_stream(services, principal, req, plan, choice.format, rate, transport="http")
+    if choice.representation is Representation.NOT_ACCEPTABLE and _names_audio(accept):
+        raise e.ApiError(406, not_acceptable_message(plan.requested_model))
+    return await json_audio(services, principal, req, plan)
+
+
+async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
+    """``{"audioContent": {"model_output": "<base64>"}}``: the whole audio, once synthesized."""
+    try:
+        fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
+    except SpeechError as exc:
+        raise e.ApiError(400, str(exc)) from exc
+    rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
+    stats = StreamStats()
+
+    def whole() -> bytes:
+        chunks = pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats)
+        return b"".join(encoded_stream(chunks, fmt, rate))
+
+    try:
+        audio = await run_in_threadpool(whole)
+    except Exception as exc:  # as the streaming endpoint: an unhandled 500 is JSON
+        e.log.exception("self-hosted synthesis failed", exc_info=exc)
+        raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
+    finally:
+        await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+    return JSONResponse({"audioContent": {"model_output": base64.b64encode(audio).decode()}})
+
+
+def health_router(runtime: SelfHostedRuntime) -> APIRouter:
+    health = APIRouter()
+
+    @health.get("/health")
+    async def get_health() -> Response:
+        reachable = await runtime.models_reachable()
+        return JSONResponse({
+            "apiStatus": "ok",
+            "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            "licenseStatus": runtime.gate.status,
+            "modelReachable": reachable,
+        })
+
+    return health
+
+
+def _services_factory(runtime: SelfHostedRuntime) -> Callable[[], tuple[Services, Callable[[], None]]]:
+    def factory() -> tuple[Services, Callable[[], None]]:
+        return runtime.acquire(), runtime.release
+
+    return factory
+
+
+def _bare(app: FastAPI) -> FastAPI:
+    """``create_app`` mounts the cloud routers; the self-hosted apps keep only their own."""
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "").startswith(("/openapi", "/docs", "/redoc"))]
+    return app
+
+
+def create_selfhosted_app(
+    config: SelfHostedConfig,
+    *,
+    runtime: SelfHostedRuntime | None = None,
+    catalog_factory: Callable[[], Any] | None = None,
+) -> FastAPI:
+    """The HTTP app (:8000). Its ``state.runtime`` is what ``create_selfhosted_ws_app`` takes."""
+    runtime = runtime or SelfHostedRuntime(config, catalog_factory=catalog_factory)
+    app = _bare(create_app(_services_factory(runtime)))
+    app.include_router(router)
+    app.include_router(health_router(runtime))
+    app.state.runtime = runtime
+    return app
+
+
+def create_selfhosted_ws_app(runtime: SelfHostedRuntime) -> FastAPI:
+    """The JSON WebSocket app (:8001): the cloud ``/ws3`` protocol, on the same runtime.
+
+    ``/ws3`` is the seed's JSON WebSocket; ``/ws`` and ``/ws2`` come with the router and cost
+    nothing, so they stay for clients that use them."""
+    app = _bare(create_app(_services_factory(runtime)))
+    app.include_router(ws.router)
+    app.state.runtime = runtime
+    return app
+

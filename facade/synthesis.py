@@ -1,0 +1,64 @@
+"""From a validated request to a ready-to-run synthesis plan: model, voice, format, rate.
+
+Shared by HTTP synthesis, the WebSockets and the self-hosted API, so each resolves a request the
+same way and raises the same errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from facade import errors as e
+from facade.deps import Principal, Services
+from facade.validation import SynthesisRequest
+from speech.errors import TextError
+from speech.synthesizer import Controls
+from speech.units import Unit, plan_units
+
+DEFAULT_MODEL = "mistv3"
+DEFAULT_RATE = 24000
+# mistv2's per-format defaults (vendor docs); other models default to 24000.
+MISTV2_RATES = {"mp3": 22050, "pcm": 16000, "mulaw": 8000}
+TELEPHONY_RATE = 8000
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    model_id: str  # the model that serves it (arcana -> coda after the switch)
+    requested_model: str
+    voice: Any
+    lang: str
+    units: list[Unit]
+    controls: Controls
+
+
+def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> Plan:
+    requested = req.model_id or DEFAULT_MODEL
+    now = services.now()
+    catalog = services.catalog
+    model_id = catalog.resolve_model(requested, now=now, self_hosted=services.self_hosted)
+    lang_tag = req.lang or "en"
+    voice = catalog.resolve(model_id, req.speaker, lang_tag)
+    if principal is not None and not principal.may_use(model=requested, endpoint=endpoint):
+        raise e.ApiError(403, e.FORBIDDEN)
+    lang = voice.lang
+    try:
+        units = plan_units(
+            req.text, lang, normalize_text=not req.no_text_normalization,
+            pause_between_brackets=req.pause_between_brackets,
+            phonemize_between_brackets=req.phonemize_between_brackets,
+            inline_speed_alpha=req.inline_speed_alpha,
+        )
+    except TextError as exc:
+        raise e.ApiError(400, str(exc)) from exc
+    controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
+    return Plan(model_id, requested, voice, lang, units, controls)
+
+
+def default_rate(model_id: str, fmt_name: str) -> int:
+    if model_id == "mistv2" and fmt_name in MISTV2_RATES:
+        return MISTV2_RATES[fmt_name]
+    if fmt_name == "mulaw":
+        return TELEPHONY_RATE
+    return DEFAULT_RATE

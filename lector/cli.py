@@ -1,0 +1,99 @@
+"""The ``lector`` command: one entry point for every process and every admin chore."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import typer
+
+from lector.commands import accounts, admin, jobs, keys, model_server
+from lector.commands import license as license_commands
+from lector.settings import Settings
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="lector text-to-speech service")
+app.add_typer(accounts.app, name="accounts", help="Customer accounts")
+app.add_typer(keys.app, name="keys", help="API keys")
+app.add_typer(jobs.app, name="jobs", help="Book jobs")
+app.add_typer(admin.app, name="admin", help="Admin reports")
+app.add_typer(license_commands.app, name="license", help="Self-hosted licences (vendor side)")
+app.command("model-server")(model_server.command)
+
+
+def _logging(level: str = "INFO") -> None:
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
+    )
+
+
+@app.command()
+def run() -> None:
+    """Start the whole service (API, workers, reaper) on local or embedded backends."""
+    from lector.supervisor import run as supervise
+
+    _logging()
+    raise typer.Exit(supervise(Settings()))
+
+
+@app.command()
+def serve(
+    host: str = typer.Option(None, help="default: LECTOR_HOST"),
+    port: int = typer.Option(None, help="default: LECTOR_PORT"),
+    self_hosted: bool = typer.Option(False, "--self-hosted", help="self-hosted API: POST /, /health; JSON WebSocket on --ws-port"),
+    ws_port: int = typer.Option(None, help="self-hosted WebSocket port; default LECTOR_WS_PORT (8001)"),
+) -> None:
+    """Run the HTTP and WebSocket API (cloud mode, or the self-hosted shape with --self-hosted)."""
+    import uvicorn
+
+    settings = Settings()
+    _logging()
+    if self_hosted:
+        from lector.commands.selfhosted import serve_selfhosted
+
+        raise typer.Exit(serve_selfhosted(settings, host=host, port=port, ws_port=ws_port))
+    uvicorn.run(
+        "facade.app:create_app_from_env",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level="info",
+        ws="websockets",
+    )
+
+
+@app.command()
+def worker(
+    queues: str = typer.Option("synth,cpu", help="comma-separated queues"),
+    pool: str = typer.Option("solo", help="solo for GPU/torch work, threads for I/O"),
+    concurrency: int = typer.Option(1),
+    name: str = typer.Option("worker"),
+    beat: bool = typer.Option(False, help="also run the periodic reaper"),
+) -> None:
+    """Run a Celery worker. GPU workers use one solo process per device (CUDA does not survive fork)."""
+    argv = [
+        "worker", "--queues", queues, "--pool", pool, "--concurrency", str(concurrency),
+        "--hostname", f"{name}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+    ]
+    if beat:
+        # The beat schedule is state: it lives in the data folder, not in the working directory.
+        settings = Settings()
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        argv += ["--beat", "--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    from workers.app import celery_app
+
+    celery_app.worker_main(argv)
+
+
+@app.command()
+def migrate(revision: str = typer.Argument("head")) -> None:
+    """Apply database migrations up to REVISION."""
+    from lector.commands.common import database_url
+    from store.db.migrate import upgrade
+
+    upgrade(database_url(Settings()), revision)
+
+
+def main() -> None:  # pragma: no cover - console script shim
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    app()

@@ -1,0 +1,94 @@
+"""The one place lector reads its configuration.
+
+Built only in entry points (the FastAPI app factory, the Celery app module, the CLI, the bench
+scripts, ``migrations/env.py``) and passed down as plain values; nothing else reads
+``os.environ``. Every field has a default so that ``make run`` starts with nothing configured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_PLACEHOLDER_SECRETS = {"changethis", "changeme", "secret"}
+
+
+class Settings(BaseSettings):
+    """Environment-driven settings, prefix ``LECTOR_``."""
+
+    model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore")
+
+    env: str = Field("dev", description="dev, test or prod; prod refuses placeholder secrets")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = Field(Path(".lector"), description="project-local state for embedded services")
+
+    # None means: use the local service on its standard port if it answers, else start an embedded one.
+    database_url: str | None = None
+    redis_url: str | None = None
+
+    # Object store: S3 when s3_bucket is set, else a local directory under data_dir.
+    s3_endpoint_url: str | None = None
+    s3_bucket: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = None
+    s3_presign_seconds: int = 3600
+    objects_dir: Path | None = None
+
+    # Synthesis
+    torch_threads: int = 0  # 0: every core
+    device: str = "auto"  # auto, cpu, cuda
+    model_url: str | None = Field(None, validation_alias="MODEL_URL")
+
+    # Jobs
+    visibility_timeout_s: int = Field(1800, description="longer than the longest task, or healthy tasks run twice")
+    stall_after_s: int = Field(300, description="the reaper re-sends work of a job unchanged this long")
+    max_job_chars: int = 2_000_000
+    webhook_allow_private: bool = False
+    webhook_timeout_s: float = 10.0
+    job_batch_chars: int = Field(4000, description="characters per synthesize task")
+    job_batch_window: int = Field(4, description="batches of one job queued at a time (fairness between jobs)")
+    retention_days: float = Field(30.0, description="a finished job's audio and objects are deleted after this")
+
+    admin_token: SecretStr | None = None
+
+    # Self-hosted mode (`lector serve --self-hosted`): no database, Redis or object store.
+    ws_port: int = 8001
+    api_keys: str | None = Field(None, description="comma-separated keys, plaintext or sha256:<hex>")
+    api_keys_file: Path | None = Field(None, description="one key per line; store sha256:<hex> to keep them hashed at rest")
+    arcana_eng_model_url: str | None = Field(None, validation_alias="ARCANA_ENG_MODEL_URL")
+    arcana_spa_model_url: str | None = Field(None, validation_alias="ARCANA_SPA_MODEL_URL")
+    arcana_fra_model_url: str | None = Field(None, validation_alias="ARCANA_FRA_MODEL_URL")
+    arcana_ger_model_url: str | None = Field(None, validation_alias="ARCANA_GER_MODEL_URL")
+    model_connect_timeout_s: float = 0.5  # short: a down model service must fail a request fast
+    model_read_timeout_s: float = 60.0
+    license: SecretStr | None = Field(None, description="the licence token itself (LECTOR_LICENSE)")
+    license_file: Path | None = None
+    license_public_key: str | None = Field(None, description="the vendor's Ed25519 public key, base64")
+    license_url: str | None = None
+    license_check_interval_s: float = 300.0
+    usage_url: str | None = None
+    usage_spool_dir: Path | None = None  # default: data_dir / "usage-spool"
+    usage_flush_interval_s: float = 10.0
+
+    # Model service (`lector model-server`)
+    model_voice: str | None = Field(None, description="catalog voice key to serve; default: the bundled voice")
+    model_window_ms: float = 5.0
+    model_max_batch: int = 16
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets(self) -> Settings:
+        if self.env == "prod":
+            # Webhooks are signed with each account's own secret; the admin token is the one
+            # process-wide secret, and a guessable one would open the billing API.
+            secret = "" if self.admin_token is None else self.admin_token.get_secret_value().strip().lower()
+            if len(secret) < 16 or secret in _PLACEHOLDER_SECRETS:
+                raise ValueError("LECTOR_ADMIN_TOKEN must be set to a real secret (16+ characters) in prod")
+        return self
+
+    @property
+    def resolved_objects_dir(self) -> Path:
+        return self.objects_dir or (self.data_dir / "objects")

@@ -1,0 +1,121 @@
+"""``lector run``: the whole service in the foreground on one machine.
+
+Resolves (or starts) PostgreSQL and Redis, applies migrations, makes sure a dev account and key
+exist so a newcomer can curl it at once, then runs the API, a GPU-queue worker, a CPU-queue worker
+with the periodic reaper, each in its own process group. Ctrl-C stops everything it started.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lector.services import Backends, resolve
+from lector.settings import Settings
+
+log = logging.getLogger("lector.supervisor")
+
+
+def child_env(settings: Settings, backends: Backends) -> dict[str, str]:
+    env = dict(os.environ)
+    env["LECTOR_DATABASE_URL"] = backends.database_url
+    env["LECTOR_REDIS_URL"] = backends.redis_url
+    env["LECTOR_DATA_DIR"] = str(settings.data_dir.resolve())
+    return env
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def commands(settings: Settings) -> dict[str, list[str]]:
+    lector = _bin("lector")
+    return {
+        "api": [lector, "serve", "--host", settings.host, "--port", str(settings.port)],
+        "worker-synth": [lector, "worker", "--queues", "synth", "--pool", "solo", "--name", "synth"],
+        "worker-cpu": [
+            lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2",
+            "--name", "cpu", "--beat",
+        ],
+    }
+
+
+def ensure_dev_key(settings: Settings, database_url: str) -> str | None:
+    """On a dev setup with no accounts, create account ``dev`` and print its key once."""
+    from store.db import accounts, keys
+    from store.db.session import make_engine, make_sessionmaker, session_scope
+
+    key_file = settings.data_dir / "dev-api-key"
+    engine = make_engine(database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            if accounts.list_accounts(session=session):
+                return key_file.read_text().strip() if key_file.exists() else None
+            account = accounts.create_account(session=session, name="dev")
+            _, plaintext = keys.create_key(session=session, account_id=account.id, name="make run")
+        key_file.write_text(plaintext + "\n")
+        key_file.chmod(0o600)
+        return plaintext
+    finally:
+        engine.dispose()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run(settings: Settings) -> int:
+    from store.db.migrate import upgrade
+
+    # SIGTERM (systemd, docker stop, a CI timeout) stops everything just as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
+
+    backends = resolve(
+        database_url=settings.database_url, redis_url=settings.redis_url, data_dir=settings.data_dir
+    )
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        upgrade(backends.database_url)
+        if settings.env == "dev":
+            key = ensure_dev_key(settings, backends.database_url)
+            if key:
+                print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
+        env = child_env(settings, backends)
+        for name, argv in commands(settings).items():
+            procs[name] = subprocess.Popen(argv, env=env, start_new_session=True)
+            log.info("started %s (pid %d)", name, procs[name].pid)
+        print(  # noqa: T201
+            f"lector is starting on http://{settings.host}:{settings.port} (Ctrl-C stops it)", flush=True
+        )
+        while True:
+            for name, proc in procs.items():
+                if proc.poll() is not None:
+                    log.error("%s exited with %s; stopping", name, proc.returncode)
+                    return proc.returncode or 1
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _stop_all(procs)
+        backends.close()
+
+
+def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    for proc in procs.values():
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + 15
+    for proc in procs.values():
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)

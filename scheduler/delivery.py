@@ -1,0 +1,76 @@
+"""Announcing a finished job to the customer's webhook, once per attempt, every attempt recorded."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from scheduler import webhooks
+from scheduler.errors import InvalidWebhookUrl
+from store.db import accounts as account_repo
+from store.db import jobs as job_repo
+
+SessionFactory = Callable[[], AbstractContextManager[Session]]
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryOutcome:
+    delivered: bool
+    retry_in_s: float | None  # None: stop (delivered, no webhook, refused target, or out of attempts)
+
+
+def event_payload(job: Any, *, audio_url: str | None) -> dict[str, Any]:
+    return {
+        "event": f"job.{job.status}",
+        "jobId": str(job.id),
+        "status": job.status,
+        "audioUrl": audio_url,
+        "characters": job.characters,
+        "durationSeconds": job.audio_seconds,
+        "chunks": job.chunks_total,
+        "error": job.error,
+        "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+def deliver(
+    *,
+    sessions: SessionFactory,
+    job_id: uuid.UUID,
+    attempt: int,
+    audio_url: Callable[[Any], str | None],
+    allow_private: bool,
+    timeout_s: float,
+) -> DeliveryOutcome:
+    with sessions() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        if not job.webhook_url or not job.is_terminal:
+            return DeliveryOutcome(False, None)
+        if any(a.delivered for a in job_repo.list_webhook_attempts(session=session, job_id=job_id)):
+            return DeliveryOutcome(True, None)  # a redelivered task: the customer already has it
+        secret = account_repo.get_account(session=session, account_id=job.account_id).webhook_secret
+        payload = event_payload(job, audio_url=audio_url(job))
+        url = job.webhook_url
+    try:
+        webhooks.check_url(url, allow_private=allow_private)
+        result = webhooks.post(url, payload, secret=secret, timeout_s=timeout_s)
+    except InvalidWebhookUrl as exc:
+        result = webhooks.Attempt(None, str(exc))
+        refused = True
+    else:
+        refused = False
+    with sessions() as session:
+        job_repo.record_webhook_attempt(
+            session=session, job_id=job_id, attempt=attempt, url=url, event=payload["event"],
+            delivered=result.delivered, status_code=result.status_code, error=result.error,
+        )
+    if result.delivered:
+        return DeliveryOutcome(True, None)
+    if refused or attempt >= webhooks.MAX_ATTEMPTS:
+        return DeliveryOutcome(False, None)
+    return DeliveryOutcome(False, webhooks.backoff_seconds(attempt))

@@ -1,0 +1,199 @@
+"""Encoding a whole book incrementally into a file on disk, a block at a time.
+
+The batch encoders of ``speech.audio`` take the whole work as one array; a ten-hour book is
+1.7 GB of float32 at 24 kHz, so assembly feeds a file encoder block by block instead. The file is
+seekable, which is what the batch path wants: MP3 gets its Xing/LAME header (exact length,
+gapless), MP4 its index moved to the front (``faststart``) and its chapter list, WAV its real
+sizes patched in at the end.
+
+The PyAV recipes (codec, bitrate, muxer options) are ``speech.audio``'s own batch recipes, used
+through its writer so the two paths cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from pathlib import Path
+from typing import BinaryIO, Final, Protocol
+
+import av
+import numpy as np
+
+from speech.audio import AudioFormat, Metadata, float_to_int16, patch_wav_sizes, wav_header
+from speech.audio.encoders_pyav import _BATCH_RECIPES, _AvWriter  # noqa: PLC2701 - see the docstring
+
+#: A job's ``format`` -> the audio format written.
+JOB_FORMATS: Final[dict[str, AudioFormat]] = {
+    "mp3": AudioFormat.MP3,
+    "opus": AudioFormat.OGG_OPUS,
+    "wav": AudioFormat.WAV,
+    "flac": AudioFormat.FLAC,
+    "m4b": AudioFormat.M4B,
+}
+_PIECE_SECONDS: Final = 1.0
+MP3_BITRATE: Final = int(_BATCH_RECIPES[AudioFormat.MP3].default_bitrate or 64000)
+
+
+class FileEncoder(Protocol):
+    sample_rate: int
+
+    def write(self, samples: np.ndarray) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def abort(self) -> None: ...
+
+
+class _WavFile:
+    def __init__(self, sample_rate: int, path: Path) -> None:
+        self.sample_rate = sample_rate
+        self._file: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed in finish/abort
+        self._file.write(wav_header(sample_rate))
+
+    def write(self, samples: np.ndarray) -> None:
+        self._file.write(float_to_int16(samples).tobytes())
+
+    def finish(self) -> None:
+        patch_wav_sizes(self._file)
+        self._file.close()
+
+    def abort(self) -> None:
+        self._file.close()
+
+
+class _AvFile:
+    def __init__(
+        self, fmt: AudioFormat, sample_rate: int, path: Path, metadata: Metadata | None, total_seconds: float
+    ) -> None:
+        self.sample_rate = sample_rate
+        self._step = max(1, int(sample_rate * _PIECE_SECONDS))
+        self._writer = _AvWriter(
+            fmt, _BATCH_RECIPES[fmt], sample_rate, str(path), metadata=metadata, total_seconds=total_seconds
+        )
+
+    def write(self, samples: np.ndarray) -> None:
+        for start in range(0, len(samples), self._step):
+            self._writer.write(samples[start : start + self._step])
+
+    def finish(self) -> None:
+        self._writer.finish()
+
+    def abort(self) -> None:
+        self._writer.abort()
+
+
+def open_file_encoder(
+    job_format: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0
+) -> FileEncoder:
+    """An incremental encoder writing ``path``; ``total_seconds`` closes the last chapter (MP4)."""
+    fmt = JOB_FORMATS[job_format]
+    if fmt is AudioFormat.WAV:
+        return _WavFile(sample_rate, path)
+    return _AvFile(fmt, sample_rate, path, metadata, total_seconds)
+
+
+# --- MP3 in parallel segments ------------------------------------------------------------------
+#
+# LAME runs at about 130x real time on one core: a twelve-hour novel is six minutes of encoding.
+# MP3 frames are independent enough to be encoded in segments on several cores and concatenated,
+# provided the joins are placed so the timeline stays exact:
+#
+# - an encoder given n samples, n a multiple of the frame size, emits n / frame + E frames (E = 2
+#   with the bundled LAME; measured, not assumed, by ``_extra_frames``), its content starting at
+#   the same offset D (encoder delay + decoder delay) in its own frames;
+# - the file's LAME tag makes decoders skip D once, at the start. So segment k's content lands at
+#   ``sum(frames of the segments before) * frame``: each join adds exactly E * frame samples.
+#
+# So every segment but the last gets a multiple of the frame size, and every segment but the first
+# starts ``E * frame`` samples later than the timeline would put it: those samples (48 ms at
+# 24 kHz) are dropped from the silence at the join, and the joined file decodes to exactly the
+# timeline's length with every sample in place. Joins sit inside long pauses, where both sides
+# are digital silence, so the frames that meet there overlap-add nothing audible.
+
+
+def mp3_frame_size(sample_rate: int) -> int:
+    """MPEG-1 Layer III frames carry 1152 samples (32 kHz and up); MPEG-2 and 2.5 carry 576."""
+    return 1152 if sample_rate >= 32000 else 576
+
+
+@functools.cache
+def _extra_frames(sample_rate: int, bitrate: int) -> int:
+    frame = mp3_frame_size(sample_rate)
+    encoder = Mp3SegmentEncoder(sample_rate, bitrate)
+    encoder.write(np.zeros(10 * frame, dtype=np.float32))
+    return len(encoder.finish()) - 10
+
+
+def mp3_join_skip(sample_rate: int, bitrate: int = MP3_BITRATE) -> int:
+    """Samples each segment after the first must leave out at its start (see above)."""
+    return _extra_frames(sample_rate, bitrate) * mp3_frame_size(sample_rate)
+
+
+class Mp3SegmentEncoder:
+    """One segment's MP3 frames, encoded on whatever thread calls it (LAME releases the GIL)."""
+
+    def __init__(self, sample_rate: int, bitrate: int = MP3_BITRATE) -> None:
+        self.sample_rate = sample_rate
+        self._context = av.CodecContext.create("libmp3lame", "w")
+        self._context.sample_rate = sample_rate
+        self._context.layout = "mono"
+        self._context.format = "fltp"
+        self._context.bit_rate = bitrate
+        self._context.time_base = Fraction(1, sample_rate)
+        self._context.open()
+        self._packets: list[av.Packet] = []
+        self._pts = 0
+
+    def write(self, samples: np.ndarray) -> None:
+        step = max(1, int(self.sample_rate * _PIECE_SECONDS))
+        for start in range(0, len(samples), step):
+            piece = np.ascontiguousarray(samples[start : start + step], dtype=np.float32)
+            frame = av.AudioFrame.from_ndarray(piece.reshape(1, -1), format="fltp", layout="mono")
+            frame.sample_rate = self.sample_rate
+            frame.time_base = Fraction(1, self.sample_rate)
+            frame.pts = self._pts
+            self._pts += len(piece)
+            self._packets.extend(self._context.encode(frame))
+
+    def finish(self) -> list[av.Packet]:
+        self._packets.extend(self._context.encode(None))
+        packets, self._packets = self._packets, []
+        return packets
+
+
+class Mp3Joiner:
+    """The output file: ID3 tags, a Xing/LAME header (written by FFmpeg's muxer, which counts the
+    frames and takes the end padding from the last packet), then the segments' frames in order."""
+
+    def __init__(self, sample_rate: int, path: Path, *, metadata: Metadata | None, bitrate: int = MP3_BITRATE) -> None:
+        self._frame = mp3_frame_size(sample_rate)
+        self._time_base = Fraction(1, sample_rate)
+        self._container = av.open(str(path), mode="w", format="mp3")
+        try:
+            self._stream = self._container.add_stream("libmp3lame", rate=sample_rate, layout="mono")
+            self._stream.bit_rate = bitrate
+            if metadata is not None:
+                self._container.metadata.update(metadata.tags())
+            self._container.start_encoding()  # the muxer reads the encoder delay from this stream
+        except BaseException:
+            self._container.close()
+            raise
+        self._pts = 0
+
+    def add(self, packets: list[av.Packet]) -> None:
+        for packet in packets:
+            packet.stream = self._stream
+            packet.time_base = self._time_base
+            packet.pts = packet.dts = self._pts
+            self._pts += self._frame
+            self._container.mux(packet)
+
+    def finish(self) -> None:
+        self._container.close()
+
+    def abort(self) -> None:
+        try:
+            self._container.close()
+        except (av.FFmpegError, ValueError, OSError):
+            pass

@@ -1,0 +1,188 @@
+"""Planning a job: its text becomes chapters and sentence-aligned chunks, the chunks GPU batches.
+
+Chunks are the unit of storage and billing (one row, one audio object, one usage row each);
+sentences inside a chunk are the engine's unit. A chunk never spans a chapter (each chapter is
+chunked on its own), so a chapter starts exactly at a chunk and its marker and pause need no
+sample arithmetic inside a chunk. Batches group chunks of similar length so a padded forward
+pass wastes little, and are sized by characters so a task stays short enough to be redelivered
+cheaply when its worker dies.
+
+The layout (the pause before each chunk, where chapters start, the batches in dispatch order) is
+written next to the chunks as ``plan.json``: assembly reads it instead of re-deriving it, and a
+repeated plan writes the same.
+
+Fairness: a job does not put all its batches on the queue at once. Planning sends the first
+``window`` batches and every finished batch claims the next one (an atomic counter on the job
+row), so a job never has more than about ``window`` batches queued and a small job submitted
+behind a novel waits for a few batches, not for the novel.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from sqlalchemy.orm import Session
+
+from scheduler.chapters import Section, sections_for, spoken
+from scheduler.objects import plan_key
+from speech.text import chunk as chunk_text
+from store.db import jobs as job_repo
+
+CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small enough to retry cheaply
+BATCH_CHARS: Final = 4000  # characters per synthesize task
+BATCH_WINDOW: Final = 4  # batches of one job on the queue at a time
+
+PAUSE_SENTENCE_MS: Final = 250
+PAUSE_PARAGRAPH_MS: Final = 700
+PAUSE_CHAPTER_MS: Final = 2000
+MAX_PAUSE_MS: Final = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Pauses:
+    """Silence between chunks by what separates them (configurable per job)."""
+
+    sentence_ms: int = PAUSE_SENTENCE_MS
+    paragraph_ms: int = PAUSE_PARAGRAPH_MS
+    chapter_ms: int = PAUSE_CHAPTER_MS
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Pauses:
+        given = params.get("pauses") or {}
+        return cls(
+            sentence_ms=int(given.get("sentence", PAUSE_SENTENCE_MS)),
+            paragraph_ms=int(given.get("paragraph", PAUSE_PARAGRAPH_MS)),
+            chapter_ms=int(given.get("chapter", PAUSE_CHAPTER_MS)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterMark:
+    title: str
+    chunk: int  # index of the chapter's first chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    pauses_ms: list[int]  # silence before each chunk
+    chapters: list[ChapterMark] = field(default_factory=list)
+    batches: list[list[int]] = field(default_factory=list)  # dispatch order
+
+    def to_json(self) -> bytes:
+        return json.dumps(
+            {
+                "pauses_ms": self.pauses_ms,
+                "chapters": [{"title": c.title, "chunk": c.chunk} for c in self.chapters],
+                "batches": self.batches,
+            }
+        ).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> Layout:
+        data = json.loads(raw)
+        return cls(
+            pauses_ms=list(data["pauses_ms"]),
+            chapters=[ChapterMark(c["title"], int(c["chunk"])) for c in data.get("chapters", [])],
+            batches=[list(b) for b in data.get("batches", [])],
+        )
+
+
+def split(
+    text: str, lang: str, *, sections: list[Section] | None = None, pauses: Pauses | None = None
+) -> tuple[list[str], Layout]:
+    """Chunk texts and their layout. ``sections`` default to the whole text as one, unmarked."""
+    pauses = pauses or Pauses()
+    if sections is None:
+        sections = [Section("", 0, len(text), is_chapter=False)]
+    texts: list[str] = []
+    pauses_ms: list[int] = []
+    chapters: list[ChapterMark] = []
+    for section in sections:
+        pieces = chunk_text(spoken(text[section.start : section.end]), lang, limit=CHUNK_CHARS)
+        if not pieces:
+            continue
+        if section.title and (section.is_chapter or len(sections) > 1):
+            chapters.append(ChapterMark(section.title, len(texts)))
+        for i, piece in enumerate(pieces):
+            if not texts:
+                pauses_ms.append(0)
+            elif i == 0:
+                pauses_ms.append(pauses.chapter_ms if len(sections) > 1 else pauses.paragraph_ms)
+            else:
+                pauses_ms.append(pauses.paragraph_ms if piece.paragraph_break_before else pauses.sentence_ms)
+            texts.append(piece.text)
+    return texts, Layout(pauses_ms, chapters)
+
+
+def batches(lengths: dict[int, int], *, budget: int = BATCH_CHARS) -> list[list[int]]:
+    """Group chunk indices of similar length, each group within ``budget`` characters."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for index in sorted(lengths, key=lambda i: (lengths[i], i)):
+        if current and used + lengths[index] > budget:
+            groups.append(current)
+            current, used = [], 0
+        current.append(index)
+        used += lengths[index]
+    if current:
+        groups.append(current)
+    return groups
+
+
+def plan_job(
+    *, session: Session, objects: Any, job_id: uuid.UUID, batch_chars: int = BATCH_CHARS, window: int = BATCH_WINDOW
+) -> list[list[int]]:
+    """Write chunk rows and the layout; return the batches to send now (at most about ``window``).
+
+    Safe to repeat: chunk rows are inserted once, and for a job past planning (the reaper resumes
+    a stalled job this way) the batches already handed out that still have pending chunks are
+    returned again, topped up to ``window`` with new ones. An empty list with pending chunks
+    never happens; an empty list means every chunk is done (time to assemble) or the job ended.
+    """
+    job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+    if job.is_terminal:
+        return []
+    if job.chunks_total == 0:
+        job_repo.set_job_status(session=session, job_id=job_id, status="planning", expected=("queued",))
+        text = objects.get_bytes(job.text_key).decode("utf-8")
+        params = dict(job.params)
+        texts, layout = split(
+            text, params.get("lang") or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
+        )
+        lengths = {i: len(t) for i, t in enumerate(texts)}
+        layout = Layout(layout.pauses_ms, layout.chapters, batches(lengths, budget=batch_chars))
+        objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
+        job_repo.add_chunks(session=session, job_id=job_id, texts=texts)
+    job_repo.set_job_status(session=session, job_id=job_id, status="running", expected=("queued", "planning"))
+    pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}
+    if not pending:
+        return []
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    if not layout.batches:  # a plan written before batches were stored: send them all, as before
+        return batches({c.index: c.characters for c in job_repo.pending_chunks(session=session, job_id=job_id)})
+    handed_out = job_repo.batches_dispatched(session=session, job_id=job_id)
+    again = [b for b in layout.batches[:handed_out] if pending.intersection(b)]
+    fresh = _claim(session, job_id, layout, max(window - len(again), 0))
+    return again + fresh
+
+
+def _claim(session: Session, job_id: uuid.UUID, layout: Layout, count: int) -> list[list[int]]:
+    if count <= 0:
+        return []
+    end = job_repo.claim_batches(session=session, job_id=job_id, count=count)
+    return [layout.batches[n] for n in range(end - count, min(end, len(layout.batches)))]
+
+
+def next_batches(*, session: Session, objects: Any, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
+    """What a finished batch hands on: the next ``count`` batches nobody has been given yet."""
+    job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+    if job.status != "running":
+        return []
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    if not layout.batches or job_repo.batches_dispatched(session=session, job_id=job_id) >= len(layout.batches):
+        return []
+    return _claim(session, job_id, layout, count)

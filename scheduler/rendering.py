@@ -1,0 +1,268 @@
+"""Pass 2 of assembly: the book's chunks, with their pauses, resampled, under the one gain,
+true-peak limited and encoded, holding about one chunk in memory per worker.
+
+The output timeline is fixed before any audio is rendered: chunk ``i`` starts at its native
+offset times ``out_rate / native_rate``, and the file is exactly ``round(native_end * ratio)``
+samples long. That lets the work be cut into *segments*, each rendered from its own stream
+resampler and, for MP3, encoded on its own core (see ``scheduler.encoding``). Segments join only
+inside long pauses (paragraph or chapter), where both sides are digital silence, so a fresh
+resampler and a fresh encoder at the join are inaudible. Other formats are one segment, with the
+encoder on a thread of its own beside the arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import threading
+import uuid
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from scheduler.encoding import (
+    JOB_FORMATS,
+    Mp3Joiner,
+    Mp3SegmentEncoder,
+    mp3_frame_size,
+    mp3_join_skip,
+    open_file_encoder,
+)
+from scheduler.objects import chunk_audio_key, chunk_meta_key
+from speech.audio import MP3_RATES, AudioFormat, Metadata, StreamResampler, fade_edges, limit_true_peak
+
+TRUE_PEAK_DBFS: Final = -3.0
+FADE_MS: Final = 5.0
+PREFETCH: Final = 6
+#: A stretch whose sample peak after the gain stays this far under the ceiling cannot have a true
+#: peak over it (inter-sample overs of speech are well under 1 dB): it skips the limiter.
+LIMIT_MARGIN: Final = 10 ** (-3.0 / 20)
+_PEAK_CONTEXT_S: Final = 0.05
+_QUEUED_BLOCKS: Final = 4
+JOIN_PAUSE_MS: Final = 700  # segments join only in pauses at least this long
+MIN_SEGMENT_S: Final = 60.0
+MAX_SEGMENT_S: Final = 600.0
+
+
+def fetch_chunks(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+    """Chunks ``start..stop-1`` in order as (int16 samples, meta), fetched ``PREFETCH`` ahead."""
+
+    def fetch(index: int) -> tuple[np.ndarray, dict[str, Any]]:
+        pcm = np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
+        return pcm, json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="assemble-fetch") as pool:
+        pending: deque[Future[tuple[np.ndarray, dict[str, Any]]]] = deque()
+        next_index = start
+        try:
+            while next_index < stop or pending:
+                while next_index < stop and len(pending) < PREFETCH:
+                    pending.append(pool.submit(fetch, next_index))
+                    next_index += 1
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def faded(pcm: np.ndarray, rate: int) -> np.ndarray:
+    """A chunk as float32 with click-free edges (each chunk is a separate synthesis)."""
+    return fade_edges(pcm.astype(np.float32) * np.float32(1.0 / 32767.0), rate, FADE_MS)
+
+
+def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
+    """True-peak limit only the stretches around samples near the ceiling: speech peaks are a few
+    per second, and the oversampled envelope is the dearest step of assembly. Each stretch keeps
+    ``_PEAK_CONTEXT_S`` of quiet audio on both sides, where the limiter's gain is back at one,
+    so the stretches join the untouched audio seamlessly."""
+    hot = np.flatnonzero(np.abs(y) > ceiling * LIMIT_MARGIN)
+    if not hot.size:
+        return y
+    context = int(_PEAK_CONTEXT_S * rate)
+    breaks = np.flatnonzero(np.diff(hot) > 2 * context)
+    firsts = np.concatenate([[hot[0]], hot[breaks + 1]])
+    lasts = np.concatenate([hot[breaks], [hot[-1]]])
+    for first, last in zip(firsts, lasts, strict=True):
+        a, b = max(int(first) - context, 0), min(int(last) + context + 1, len(y))
+        y[a:b] = limit_true_peak(y[a:b], rate, TRUE_PEAK_DBFS)
+    return y
+
+
+@dataclass(frozen=True, slots=True)
+class Book:
+    """What pass 1 measured, in native samples: all pass 2 needs besides the chunks themselves."""
+
+    native_rate: int
+    pauses: Sequence[int]  # silence before each chunk
+    offsets: Sequence[int]  # where each chunk's audio starts (after its pause)
+    peaks: Sequence[float]  # each chunk's sample peak
+    end: int
+    gain: float  # linear
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    first: int  # first chunk
+    stop: int  # the chunk after the last
+    begin: int  # output samples: where this segment's audio starts on the timeline
+    end: int  # ... and where it ends
+
+
+def plan_segments(book: Book, out_rate: int, count: int, *, frame: int = 1, skip: int = 0) -> list[Segment]:
+    """Up to ``count`` segments of similar length joined in long pauses. Every segment but the
+    last is a multiple of ``frame`` samples long; every one but the first starts ``skip``
+    samples into its pause (``scheduler.encoding`` explains both)."""
+    ratio = out_rate / book.native_rate
+    total = int(round(book.end * ratio))
+    n = len(book.offsets)
+    if count <= 1 or n < 2:
+        return [Segment(0, n, 0, total)]
+    target = max(total / count, MIN_SEGMENT_S * out_rate)
+    segments: list[Segment] = []
+    first, begin = 0, 0
+    for i in range(1, n):
+        pause_out = int(book.pauses[i] * ratio)
+        pause_start = int(round((book.offsets[i] - book.pauses[i]) * ratio))
+        if pause_out < 4 * frame + skip or book.pauses[i] * 1000 < JOIN_PAUSE_MS * book.native_rate:
+            continue
+        if pause_start - begin < target or total - pause_start < target / 2:
+            continue
+        end = begin + (pause_start + 2 * frame - begin) // frame * frame  # 1-2 frames into the pause
+        segments.append(Segment(first, i, begin, end))
+        first, begin = i, end + skip
+    segments.append(Segment(first, n, begin, total))
+    return segments
+
+
+def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
+    """The segment's output samples, ``segment.begin`` to ``segment.end``, block by block."""
+    ratio = out_rate / book.native_rate
+    start_native = book.offsets[segment.first] - book.pauses[segment.first] if segment.first else 0
+    position = int(round(start_native * ratio))  # output sample of the resampler's first output
+    resampler = StreamResampler(book.native_rate, out_rate)
+    ceiling = 10 ** (TRUE_PEAK_DBFS / 20)
+    gain = np.float32(book.gain)
+    previous_peak = 0.0
+
+    def cut(y: np.ndarray, peak: float) -> np.ndarray:
+        nonlocal position
+        a, b = max(segment.begin - position, 0), min(segment.end - position, len(y))
+        position += len(y)
+        if b <= a:
+            return y[:0]
+        y = y[a:b] * gain
+        return limit_peaks(y, out_rate, ceiling) if peak * float(gain) > ceiling * LIMIT_MARGIN else y
+
+    chunks = fetch_chunks(objects, job_id, segment.first, segment.stop)
+    for index, (pcm, _meta) in zip(range(segment.first, segment.stop), chunks, strict=True):
+        samples = faded(pcm, book.native_rate)
+        pause = book.pauses[index]
+        block = np.concatenate([np.zeros(pause, dtype=np.float32), samples]) if pause else samples
+        # The resampler holds back a few milliseconds: a block may end with the previous chunk's tail.
+        yield cut(resampler.process(block), max(book.peaks[index], previous_peak))
+        previous_peak = book.peaks[index]
+    yield cut(resampler.flush(), previous_peak)
+    if position < segment.end:  # the rest of the pause up to the join (or rounding at the end)
+        yield np.zeros(segment.end - max(position, segment.begin), dtype=np.float32)
+
+
+class _EncoderThread:
+    """Encoding runs beside the rest of the pass (the codec releases the GIL): blocks go through a
+    short queue, so at most ``_QUEUED_BLOCKS`` blocks wait in memory."""
+
+    def __init__(self, encoder: Any) -> None:
+        self._encoder = encoder
+        self._queue: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=_QUEUED_BLOCKS)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="assemble-encode", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (block := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._encoder.write(block)
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                    self._error = exc
+
+    def write(self, block: np.ndarray) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(block)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def workers() -> int:
+    return max(1, min(len(os.sched_getaffinity(0)), 16))
+
+
+def render_audio(
+    objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
+    metadata: Metadata | None, threads: int | None = None,
+) -> int:
+    """Write the audio file; return its length in samples at ``out_rate``."""
+    threads = workers() if threads is None else threads
+    if JOB_FORMATS[fmt] is AudioFormat.MP3 and out_rate in MP3_RATES and threads > 1:
+        return _render_mp3_segments(objects, job_id, book, out_rate, path, metadata=metadata, threads=threads)
+    segment = plan_segments(book, out_rate, 1)[0]
+    encoder = open_file_encoder(fmt, out_rate, path, metadata=metadata, total_seconds=book.end / book.native_rate)
+    try:
+        sink = _EncoderThread(encoder)
+        try:
+            for block in _segment_blocks(objects, job_id, book, segment, out_rate):
+                sink.write(block)
+        finally:
+            sink.close()
+        encoder.finish()
+    except BaseException:
+        encoder.abort()
+        raise
+    return segment.end
+
+
+def _render_mp3_segments(
+    objects: Any, job_id: uuid.UUID, book: Book, out_rate: int, path: Path, *, metadata: Metadata | None, threads: int
+) -> int:
+    frame, skip = mp3_frame_size(out_rate), mp3_join_skip(out_rate)
+    # Enough segments to keep every thread busy, and none so long that its frames (held until
+    # the segments before it are written) weigh much: ten minutes of 64 kb/s MP3 is 5 MB.
+    count = max(2 * threads, math.ceil(book.end / book.native_rate / MAX_SEGMENT_S))
+    segments = plan_segments(book, out_rate, count, frame=frame, skip=skip)
+
+    def encode(segment: Segment) -> list[Any]:
+        encoder = Mp3SegmentEncoder(out_rate)
+        for block in _segment_blocks(objects, job_id, book, segment, out_rate):
+            encoder.write(block)
+        return encoder.finish()
+
+    joiner = Mp3Joiner(out_rate, path, metadata=metadata)
+    try:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="assemble-mp3") as pool:
+            pending: deque[Future[list[Any]]] = deque()
+            upcoming = iter(segments)
+            for segment in upcoming:  # at most `threads` segments' frames wait in memory
+                pending.append(pool.submit(encode, segment))
+                if len(pending) >= threads:
+                    break
+            while pending:
+                joiner.add(pending.popleft().result())
+                following = next(upcoming, None)
+                if following is not None:
+                    pending.append(pool.submit(encode, following))
+        joiner.finish()
+    except BaseException:
+        joiner.abort()
+        raise
+    return segments[-1].end

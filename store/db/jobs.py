@@ -1,0 +1,319 @@
+"""Batch jobs, their chunks and their webhook attempts.
+
+Every write here is safe to repeat, because every Celery task may run twice: ``create_job``
+honours the Idempotency-Key with one ``INSERT ... ON CONFLICT``, ``add_chunks`` skips chunks that
+exist, ``mark_chunk_done`` counts a chunk once (the row lock taken by its guarded UPDATE makes a
+concurrent second call wait and then find the chunk done), and ``set_job_status`` can be made a
+compare-and-set with ``expected``. Nothing here commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from store.db.models import JOB_STATUSES, TERMINAL_JOB_STATUSES, Job, JobChunk, WebhookAttempt
+from store.errors import IdempotencyConflict, JobNotFound
+
+_STARTED_STATUSES = frozenset({"planning", "running", "assembling"})
+
+
+def create_job(
+    *,
+    session: Session,
+    account_id: uuid.UUID,
+    request_hash: str,
+    params: dict[str, Any],
+    characters: int,
+    text_key: str | None = None,
+    idempotency_key: str | None = None,
+    webhook_url: str | None = None,
+    job_id: uuid.UUID | None = None,
+) -> tuple[Job, bool]:
+    """Create a queued job; return ``(job, created)``.
+
+    With an ``idempotency_key`` already used by this account, return the existing job and
+    ``created=False`` when ``request_hash`` matches, and raise ``IdempotencyConflict`` when it does
+    not. Two concurrent submissions with the same key resolve to one job: the second insert waits
+    for the first transaction and then finds its row. ``job_id`` lets the caller choose the id
+    (to derive object keys before the row exists); on ``created=False`` it was not used.
+    """
+    statement = insert(Job).values(
+        id=job_id or uuid.uuid4(),
+        account_id=account_id,
+        status="queued",
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+        params=params,
+        text_key=text_key,
+        characters=characters,
+        webhook_url=webhook_url,
+    )
+    if idempotency_key is not None:
+        statement = statement.on_conflict_do_nothing(index_elements=[Job.account_id, Job.idempotency_key])
+    new_id = session.execute(statement.returning(Job.id)).scalar_one_or_none()
+    if new_id is not None:
+        job = session.get(Job, new_id)
+        assert job is not None
+        return job, True
+    existing = session.scalars(
+        select(Job).where(Job.account_id == account_id, Job.idempotency_key == idempotency_key)
+    ).one()
+    if existing.request_hash != request_hash:
+        raise IdempotencyConflict(f"idempotency key {idempotency_key!r} was used with a different request")
+    return existing, False
+
+
+def get_job(*, session: Session, job_id: uuid.UUID, account_id: uuid.UUID | None) -> Job:
+    """The job, seen from ``account_id``: another account's job is ``JobNotFound`` (not "forbidden",
+    which would confirm that it exists). Pass ``account_id=None`` only from internal code (tasks)."""
+    query = select(Job).where(Job.id == job_id)
+    if account_id is not None:
+        query = query.where(Job.account_id == account_id)
+    job = session.scalar(query)
+    if job is None:
+        raise JobNotFound(f"no job {job_id}")
+    return job
+
+
+def list_jobs(
+    *,
+    session: Session,
+    account_id: uuid.UUID,
+    limit: int = 50,
+    offset: int = 0,
+    status: str | None = None,
+) -> list[Job]:
+    """An account's jobs, newest first."""
+    query = select(Job).where(Job.account_id == account_id)
+    if status is not None:
+        query = query.where(Job.status == status)
+    query = query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit).offset(offset)
+    return list(session.scalars(query))
+
+
+def set_job_status(
+    *,
+    session: Session,
+    job_id: uuid.UUID,
+    status: str,
+    expected: Collection[str] | None = None,
+    error: str | None = None,
+    result_key: str | None = None,
+    result_content_type: str | None = None,
+    audio_seconds: float | None = None,
+) -> bool:
+    """Move a job to ``status`` and return True; with ``expected``, only from one of those statuses
+    (return False otherwise, e.g. a repeat of a task that already moved it, or a canceled job).
+
+    ``started_at`` is set when a job first leaves the queue and ``finished_at`` when it reaches a
+    terminal status. Only the given optional fields are written. Raises ``JobNotFound``.
+    """
+    if status not in JOB_STATUSES:
+        raise ValueError(f"unknown job status {status!r}")
+    values: dict[str, Any] = {"status": status, "updated_at": func.now()}
+    if status in _STARTED_STATUSES:
+        values["started_at"] = func.coalesce(Job.started_at, func.now())
+    if status in TERMINAL_JOB_STATUSES:
+        values["finished_at"] = func.now()
+    for name, value in (
+        ("error", error),
+        ("result_key", result_key),
+        ("result_content_type", result_content_type),
+        ("audio_seconds", audio_seconds),
+    ):
+        if value is not None:
+            values[name] = value
+    statement = update(Job).where(Job.id == job_id)
+    if expected is not None:
+        statement = statement.where(Job.status.in_(list(expected)))
+    result = session.execute(
+        statement.values(**values).returning(Job.id).execution_options(synchronize_session="fetch")
+    )
+    if result.scalar_one_or_none() is not None:
+        return True
+    if session.scalar(select(Job.id).where(Job.id == job_id)) is None:
+        raise JobNotFound(f"no job {job_id}")
+    return False
+
+
+def add_chunks(*, session: Session, job_id: uuid.UUID, texts: Sequence[str]) -> int:
+    """Store a job's chunks as indices 0..n-1 and set ``chunks_total``; existing chunks are kept
+    (a repeated planning step changes nothing). Returns ``chunks_total``."""
+    if texts:
+        session.execute(
+            insert(JobChunk).on_conflict_do_nothing(index_elements=[JobChunk.job_id, JobChunk.index]),
+            [
+                {"job_id": job_id, "index": index, "text": text, "characters": len(text), "status": "pending"}
+                for index, text in enumerate(texts)
+            ],
+        )
+    total = session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(
+            chunks_total=select(func.count()).where(JobChunk.job_id == job_id).scalar_subquery(),
+            updated_at=func.now(),
+        )
+        .returning(Job.chunks_total)
+        .execution_options(synchronize_session="fetch")
+    ).scalar_one_or_none()
+    if total is None:
+        raise JobNotFound(f"no job {job_id}")
+    return int(total)
+
+
+def mark_chunk_done(
+    *, session: Session, job_id: uuid.UUID, index: int, audio_key: str, duration_s: float
+) -> bool:
+    """Record a chunk's audio and count it in ``chunks_done``; return False if it was already done
+    or the job has ended (canceled, failed: nothing is changed then, so nothing more is billed).
+    Raises ``JobNotFound`` when the job has no such chunk.
+
+    The job row is locked first: a cancel either commits before (and this sees it) or waits
+    until this chunk is counted, never in between. One lock order (job, then chunk) everywhere."""
+    status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
+    if status is None:
+        raise JobNotFound(f"no job {job_id}")
+    if status in TERMINAL_JOB_STATUSES:
+        return False
+    done = session.execute(
+        update(JobChunk)
+        .where(JobChunk.job_id == job_id, JobChunk.index == index, JobChunk.status == "pending")
+        .values(status="done", audio_key=audio_key, duration_s=duration_s, updated_at=func.now())
+        .returning(JobChunk.index)
+        .execution_options(synchronize_session="fetch")
+    ).scalar_one_or_none()
+    if done is None:
+        exists = session.scalar(
+            select(JobChunk.index).where(JobChunk.job_id == job_id, JobChunk.index == index)
+        )
+        if exists is None:
+            raise JobNotFound(f"job {job_id} has no chunk {index}")
+        return False
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(chunks_done=Job.chunks_done + 1, updated_at=func.now())
+        .execution_options(synchronize_session="fetch")
+    )
+    return True
+
+
+def audio_seconds_done(*, session: Session, job_id: uuid.UUID) -> float:
+    """Seconds of audio synthesized so far (the progress a client sees while a job runs)."""
+    total = session.scalar(
+        select(func.sum(JobChunk.duration_s)).where(JobChunk.job_id == job_id, JobChunk.status == "done")
+    )
+    return float(total or 0.0)
+
+
+def batches_dispatched(*, session: Session, job_id: uuid.UUID) -> int:
+    """How many of the job's planned batches have been handed to the queue."""
+    value = session.scalar(select(Job.params["batches_dispatched"].as_integer()).where(Job.id == job_id))
+    return int(value or 0)
+
+
+def claim_batches(*, session: Session, job_id: uuid.UUID, count: int) -> int:
+    """Advance the job's dispatch counter by ``count`` and return its new value: the caller owns
+    batches ``[new - count, new)``. Atomic under the row lock, so two finishing batches never
+    claim the same successor."""
+    counter = func.coalesce(Job.params["batches_dispatched"].as_integer(), 0) + count
+    new = session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(params=Job.params.op("||")(func.jsonb_build_object("batches_dispatched", counter)))
+        .returning(Job.params["batches_dispatched"].as_integer())
+        .execution_options(synchronize_session="fetch")
+    ).scalar_one_or_none()
+    if new is None:
+        raise JobNotFound(f"no job {job_id}")
+    return int(new)
+
+
+def expirable_jobs(*, session: Session, finished_before: datetime, limit: int = 100) -> list[Job]:
+    """Finished jobs older than the retention period whose objects are not yet deleted; locked
+    (``SKIP LOCKED``) so two sweeps never work on one job."""
+    return list(
+        session.scalars(
+            select(Job)
+            .where(
+                Job.status.in_(list(TERMINAL_JOB_STATUSES)),
+                Job.finished_at < finished_before,
+                Job.params["expired"].as_boolean().is_not(True),
+            )
+            .order_by(Job.finished_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+    )
+
+
+def mark_expired(*, session: Session, job_id: uuid.UUID) -> None:
+    """The job's objects are gone: no result, no source; the row (and its billing) stays."""
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(
+            result_key=None,
+            text_key=None,
+            params=Job.params.op("||")(func.jsonb_build_object("expired", True, "expired_at", func.now())),
+        )
+        .execution_options(synchronize_session="fetch")
+    )
+
+
+def pending_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
+    """The chunks still to synthesize, in order."""
+    return list(
+        session.scalars(
+            select(JobChunk)
+            .where(JobChunk.job_id == job_id, JobChunk.status == "pending")
+            .order_by(JobChunk.index)
+        )
+    )
+
+
+def list_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
+    """All of a job's chunks, in order (what ``assemble`` stitches)."""
+    return list(session.scalars(select(JobChunk).where(JobChunk.job_id == job_id).order_by(JobChunk.index)))
+
+
+def record_webhook_attempt(
+    *,
+    session: Session,
+    job_id: uuid.UUID,
+    attempt: int,
+    url: str,
+    event: str,
+    delivered: bool,
+    status_code: int | None = None,
+    error: str | None = None,
+) -> WebhookAttempt:
+    """Append one delivery attempt (the log of every try, delivered or not)."""
+    row = WebhookAttempt(
+        job_id=job_id,
+        attempt=attempt,
+        url=url,
+        event=event,
+        delivered=delivered,
+        status_code=status_code,
+        error=error,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def list_webhook_attempts(*, session: Session, job_id: uuid.UUID) -> list[WebhookAttempt]:
+    return list(
+        session.scalars(
+            select(WebhookAttempt).where(WebhookAttempt.job_id == job_id).order_by(WebhookAttempt.id)
+        )
+    )

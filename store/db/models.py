@@ -1,0 +1,227 @@
+"""The PostgreSQL tables, as typed SQLAlchemy 2 models.
+
+Statuses are short strings guarded by CHECK constraints rather than PostgreSQL enums: adding a
+state is then a one-line migration instead of an ``ALTER TYPE`` that cannot run in a transaction.
+Every change here needs a matching migration under ``migrations/versions``;
+``tests/integration/store/test_migrations.py`` fails when the two drift apart.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from datetime import date, datetime
+from typing import Any, Final
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from store.db.base import Base
+
+ACCOUNT_STATUSES: Final = ("active", "disabled")
+TRANSPORTS: Final = ("http", "ws", "job")
+JOB_STATUSES: Final = ("queued", "planning", "running", "assembling", "succeeded", "failed", "canceled")
+TERMINAL_JOB_STATUSES: Final = frozenset({"succeeded", "failed", "canceled"})
+CHUNK_STATUSES: Final = ("pending", "done")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+def new_webhook_secret() -> str:
+    """A per-account secret for HMAC-signing webhooks; 43 url-safe characters."""
+    return secrets.token_urlsafe(32)
+
+
+class Account(Base):
+    """A customer. ``subscription_valid_until`` NULL means unlimited; a past instant means expired.
+    ``allowed_models`` / ``allowed_endpoints`` NULL means everything is allowed."""
+
+    __tablename__ = "accounts"
+    __table_args__ = (CheckConstraint(_in("status", ACCOUNT_STATUSES), name="status"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    status: Mapped[str] = mapped_column(String(16), default="active", server_default="active")
+    subscription_valid_until: Mapped[datetime | None]
+    allowed_models: Mapped[list[str] | None]
+    allowed_endpoints: Mapped[list[str] | None]
+    ws_connections_per_minute: Mapped[int] = mapped_column(default=60, server_default="60")
+    webhook_secret: Mapped[str] = mapped_column(String(64), default=new_webhook_secret)
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+    def may_use_model(self, model: str) -> bool:
+        return self.allowed_models is None or model in self.allowed_models
+
+    def may_use_endpoint(self, endpoint: str) -> bool:
+        return self.allowed_endpoints is None or endpoint in self.allowed_endpoints
+
+
+class ApiKey(Base):
+    """A bearer key. Only its SHA-256 is stored; ``prefix`` is the visible start, for humans."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200), default="default", server_default="default")
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+
+
+class Usage(Base):
+    """Append-only billing rows. Job rows are one per chunk, unique on (job_id, chunk_index), so a
+    chunk synthesized twice (a redelivered task) is billed once. Streaming rows have no job."""
+
+    __tablename__ = "usage"
+    __table_args__ = (
+        CheckConstraint(_in("transport", TRANSPORTS), name="transport"),
+        CheckConstraint(
+            "(transport = 'job') = (job_id IS NOT NULL AND chunk_index IS NOT NULL)",
+            name="job_rows_have_chunk",
+        ),
+        UniqueConstraint("job_id", "chunk_index"),
+        Index(None, "account_id", "created_at"),
+        # Rows arrive in time order, so a BRIN index finds a time range for a few kB (migration 0002).
+        Index(None, "created_at", postgresql_using="brin"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id"))
+    api_key_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("api_keys.id", ondelete="SET NULL"))
+    transport: Mapped[str] = mapped_column(String(8))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id"))
+    chunk_index: Mapped[int | None]
+    model: Mapped[str] = mapped_column(String(64))
+    speaker: Mapped[str] = mapped_column(String(128))
+    lang: Mapped[str | None] = mapped_column(String(16))
+    characters: Mapped[int]
+    audio_seconds: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class UsageDaily(Base):
+    """The ledger summed per UTC day and (account, key, model, speaker, transport, lang): what
+    admin reports read instead of millions of raw rows.
+
+    Kept exact by triggers on ``usage`` (migration 0002), in the writer's own transaction: every
+    inserted, updated or deleted usage row moves these sums, whoever wrote it. A job chunk's
+    losing retry inserts no usage row, so it moves nothing. ``api_key_id`` carries no foreign key:
+    the row is history, and NULLs compare equal in the unique slot (PostgreSQL 15's NULLS NOT
+    DISTINCT), so the upsert's conflict target also covers rows without a key or a language.
+    """
+
+    __tablename__ = "usage_daily"
+    __table_args__ = (
+        CheckConstraint(_in("transport", TRANSPORTS), name="transport"),
+        # account_id first: "one account, a date range" is a range scan of this index.
+        UniqueConstraint(
+            "account_id",
+            "day",
+            "model",
+            "speaker",
+            "transport",
+            "lang",
+            "api_key_id",
+            name="uq_usage_daily_slot",
+            postgresql_nulls_not_distinct=True,
+        ),
+        Index(None, "day"),  # "every account, a date range"
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    day: Mapped[date]
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id"))
+    api_key_id: Mapped[uuid.UUID | None]
+    transport: Mapped[str] = mapped_column(String(8))
+    model: Mapped[str] = mapped_column(String(64))
+    speaker: Mapped[str] = mapped_column(String(128))
+    lang: Mapped[str | None] = mapped_column(String(16))
+    row_count: Mapped[int] = mapped_column(BigInteger)
+    characters: Mapped[int] = mapped_column(BigInteger)
+    audio_seconds: Mapped[float] = mapped_column(Float)
+
+
+class Job(Base):
+    """A long-form synthesis job. ``params`` holds the request's options (speaker, modelId, lang,
+    samplingRate, format, title...); the source text lives in the object store under ``text_key``."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint(_in("status", JOB_STATUSES), name="status"),
+        UniqueConstraint("account_id", "idempotency_key"),
+        Index(None, "account_id", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id"))
+    status: Mapped[str] = mapped_column(String(16), default="queued", server_default="queued")
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict[str, Any]]
+    text_key: Mapped[str | None] = mapped_column(String(512))
+    characters: Mapped[int] = mapped_column(default=0, server_default="0")
+    chunks_total: Mapped[int] = mapped_column(default=0, server_default="0")
+    chunks_done: Mapped[int] = mapped_column(default=0, server_default="0")
+    audio_seconds: Mapped[float | None] = mapped_column(Float)
+    result_key: Mapped[str | None] = mapped_column(String(512))
+    result_content_type: Mapped[str | None] = mapped_column(String(128))
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_JOB_STATUSES
+
+
+class JobChunk(Base):
+    """One sentence-aligned piece of a job's text; its audio lives under ``audio_key``."""
+
+    __tablename__ = "job_chunks"
+    __table_args__ = (CheckConstraint(_in("status", CHUNK_STATUSES), name="status"),)
+
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    characters: Mapped[int]
+    status: Mapped[str] = mapped_column(String(16), default="pending", server_default="pending")
+    audio_key: Mapped[str | None] = mapped_column(String(512))
+    duration_s: Mapped[float | None] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+
+
+class WebhookAttempt(Base):
+    """Every delivery attempt of a job's webhook, successful or not, for support and audits."""
+
+    __tablename__ = "webhook_attempts"
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    attempt: Mapped[int]
+    url: Mapped[str] = mapped_column(Text)
+    event: Mapped[str] = mapped_column(String(64))
+    status_code: Mapped[int | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    delivered: Mapped[bool]
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())

@@ -1,0 +1,85 @@
+"""Engines, sessions and the one place a transaction is committed.
+
+Repositories in ``store.db`` only ever ``flush()``; ``session_scope`` commits on success and rolls
+back on error, so several writes from different repositories share one transaction. Loss of the
+database is translated here, once, into ``DatabaseUnavailable``.
+
+Engines are built by ``make_engine`` in entry points, never at import. A process that forks
+(Celery's prefork pool) builds its engine with ``pool=False`` (``NullPool``) before the fork, or a
+pooled one in each child after it, so that no pooled connection is shared across a fork.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, create_engine, exc
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import NullPool
+
+from store.errors import DatabaseUnavailable
+
+_DRIVER = "postgresql+psycopg"
+# SQLSTATE classes meaning "the server is not there for us": connection exceptions (08),
+# operator intervention (57: shutdown, cannot connect now), insufficient resources (53).
+_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "57", "53")
+
+
+def normalize_url(url: str) -> str:
+    """Return ``url`` with the psycopg 3 driver: ``postgresql://`` and ``postgres://`` are rewritten."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() not in ("postgresql", "postgres"):
+        raise ValueError(f"not a PostgreSQL URL: {parsed.render_as_string(hide_password=True)}")
+    return parsed.set(drivername=_DRIVER).render_as_string(hide_password=False)
+
+
+def make_engine(url: str, *, pool: bool = True, echo: bool = False) -> Engine:
+    """Build an engine on psycopg 3. ``pool=False`` gives a ``NullPool`` (safe to create before fork)."""
+    if pool:
+        return create_engine(normalize_url(url), pool_pre_ping=True, echo=echo)
+    return create_engine(normalize_url(url), poolclass=NullPool, echo=echo)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Sessions keep their objects readable after commit (``expire_on_commit=False``), so a handler
+    can build its response from rows it just wrote without a second round trip."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def _is_unavailable(error: exc.OperationalError) -> bool:
+    if error.connection_invalidated:
+        return True
+    sqlstate = getattr(error.orig, "sqlstate", None)
+    # psycopg raises connection failures (refused, unknown host, bad database) with no SQLSTATE.
+    return sqlstate is None or sqlstate.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES)
+
+
+@contextmanager
+def translate_db_errors() -> Iterator[None]:
+    """Turn "cannot reach PostgreSQL" into ``DatabaseUnavailable``; other errors pass unchanged
+    (a serialization failure is an ``OperationalError`` too, but the database is there)."""
+    try:
+        yield
+    except exc.OperationalError as error:
+        if _is_unavailable(error):
+            raise DatabaseUnavailable(str(error.orig)) from error
+        raise
+    except exc.InterfaceError as error:  # a connection closed under us
+        raise DatabaseUnavailable(str(error.orig)) from error
+
+
+@contextmanager
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work: commit when the block succeeds, roll back when it raises. The only commit."""
+    with translate_db_errors():
+        session = factory()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()

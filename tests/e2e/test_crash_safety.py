@@ -1,0 +1,177 @@
+"""Workers die; jobs do not. A synth worker is killed with SIGKILL (its whole process group)
+part-way through a job and a fresh one started: the job succeeds, every chunk is billed exactly
+once, and the audio is complete. These workers use a Redis database of their own and a short
+visibility timeout, so the killed worker's task comes back within seconds."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from sqlalchemy import text
+
+from scheduler import intake
+from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
+from store.db import accounts
+from store.db import jobs as job_repo
+from store.db.session import make_engine, make_sessionmaker, session_scope
+from store.objects import S3ObjectStore
+from tests.fixtures.stack import Stack
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
+
+
+def _excerpt(chars: int) -> str:
+    book = CORPUS.read_text(encoding="utf-8")
+    start = book.index("It is a truth universally acknowledged")
+    piece = book[start : start + chars]
+    return piece[: piece.rfind(".") + 1]
+
+
+@pytest.fixture
+def crash_stack(stack_env: dict[str, str], redis_url: str, tmp_path: Path) -> Iterator[Stack]:
+    db = (int(redis_url.rsplit("/", 1)[1]) + 8) % 16 or 1
+    url = f"redis://127.0.0.1:6379/{db}"
+    redis.Redis.from_url(url).flushdb()
+    env = {**stack_env, "LECTOR_REDIS_URL": url, "LECTOR_VISIBILITY_TIMEOUT_S": "8"}
+    crash = Stack(env=env, logs=tmp_path)
+    yield crash
+    crash.stop_all()
+    redis.Redis.from_url(url).flushdb()
+
+
+def _objects(env: dict[str, str]) -> S3ObjectStore:
+    return S3ObjectStore(
+        bucket=env["LECTOR_S3_BUCKET"], endpoint_url=env["LECTOR_S3_ENDPOINT_URL"], region=env["LECTOR_S3_REGION"],
+        access_key_id=env["LECTOR_S3_ACCESS_KEY_ID"], secret_access_key=env["LECTOR_S3_SECRET_ACCESS_KEY"],
+    )
+
+
+def _job(sessions: Any, job_id: uuid.UUID) -> Any:
+    with session_scope(sessions) as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        session.expunge(job)
+        return job
+
+
+def test_killed_synth_worker_loses_nothing_and_bills_once(crash_stack: Stack, pg_url: str) -> None:
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+    objects = _objects(crash_stack.env)
+    book = _excerpt(3600)
+    with session_scope(sessions) as session:
+        account = accounts.create_account(session=session, name=f"crash-{uuid.uuid4().hex[:6]}")
+        job, _ = intake.submit_job(
+            session=session, objects=objects, account_id=account.id,
+            spec=intake.JobSpec(text=book, speaker="joe", model_id="mistv3", lang="en", format="wav"),
+        )
+        job_id = job.id
+    crash_stack.start_worker("victim")
+    Dispatcher(make_celery(crash_stack.env["LECTOR_REDIS_URL"])).send(TASK_PLAN, str(job_id))
+
+    deadline = time.monotonic() + 180
+    while True:
+        current = _job(sessions, job_id)
+        if 0 < current.chunks_done < current.chunks_total:
+            break
+        assert current.chunks_done < current.chunks_total or current.chunks_total == 0, "finished before the kill"
+        assert time.monotonic() < deadline, crash_stack.log_text("victim")[-3000:]
+        time.sleep(0.1)
+    crash_stack.kill("victim")  # SIGKILL to the whole process group, mid-batch
+    done_at_kill = _job(sessions, job_id).chunks_done
+
+    crash_stack.start_worker("rescuer")
+    deadline = time.monotonic() + 240
+    while (current := _job(sessions, job_id)).status not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, crash_stack.log_text("rescuer")[-3000:]
+        time.sleep(0.5)
+    assert current.status == "succeeded", current.error
+    assert 0 < done_at_kill < current.chunks_total
+
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT chunk_index, characters FROM usage WHERE job_id = :j ORDER BY chunk_index"), {"j": job_id}
+        ).all()
+        chunk_chars = conn.execute(
+            text('SELECT "index", characters FROM job_chunks WHERE job_id = :j ORDER BY "index"'), {"j": job_id}
+        ).all()
+    engine.dispose()
+    assert [tuple(r) for r in rows] == [tuple(r) for r in chunk_chars]  # each chunk billed exactly once
+    assert len("".join(book.split())) <= sum(r[1] for r in rows) <= len(book)
+    assert objects.exists(current.result_key)
+    with contextlib.suppress(Exception):
+        objects.delete(current.result_key)
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """A Redis server of this test's own (the shared one must not be restarted under others)."""
+    import shutil
+    import subprocess
+
+    from tests.fixtures.stack import free_port
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed")
+    port = free_port()
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        for _ in range(50):
+            with contextlib.suppress(redis.ConnectionError):
+                if redis.Redis(port=port).ping():
+                    break
+            time.sleep(0.1)
+        return proc
+
+    state = {"proc": start()}
+
+    def restart() -> None:
+        state["proc"].kill()
+        state["proc"].wait()
+        state["proc"] = start()
+
+    yield f"redis://127.0.0.1:{port}/0", restart
+    state["proc"].kill()
+
+
+def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_redis, pg_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url, restart = own_redis
+    env = {**stack_env, "LECTOR_REDIS_URL": url, "LECTOR_STALL_AFTER_S": "3"}
+    crash = Stack(env=env, logs=tmp_path)
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+    objects = _objects(env)
+    try:
+        with session_scope(sessions) as session:
+            account = accounts.create_account(session=session, name=f"redis-{uuid.uuid4().hex[:6]}")
+            job, _ = intake.submit_job(
+                session=session, objects=objects, account_id=account.id,
+                spec=intake.JobSpec(text=_excerpt(6000), speaker="joe", model_id="mistv3", lang="en", format="mp3"),
+            )
+            job_id = job.id
+        crash.start_worker("w", queues="synth,cpu")
+        crash.start_worker("beat", queues="cpu", pool="solo", beat=True)
+        Dispatcher(make_celery(url)).send(TASK_PLAN, str(job_id))
+        deadline = time.monotonic() + 180
+        while _job(sessions, job_id).chunks_done == 0:
+            assert time.monotonic() < deadline, crash.log_text("w")[-3000:]
+            time.sleep(0.2)
+        restart()  # every queued message is gone: this Redis keeps nothing
+        deadline = time.monotonic() + 300
+        while (current := _job(sessions, job_id)).status not in ("succeeded", "failed"):
+            assert time.monotonic() < deadline, (current.status, current.chunks_done, crash.log_text("beat")[-3000:])
+            time.sleep(0.5)
+        assert current.status == "succeeded", current.error
+    finally:
+        crash.stop_all()
+        engine.dispose()

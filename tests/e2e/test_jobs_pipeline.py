@@ -1,0 +1,176 @@
+"""The job pipeline in one process on real PostgreSQL and a local object store, with a tone engine
+standing in for the voice (what is tested here is scheduling, billing and storage, not speech):
+fair batch dispatch, cancel stopping synthesis and billing, retention, and a chaptered book."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import av
+import pytest
+from sqlalchemy import text
+
+from scheduler import assembly, intake, planning, retention, synthesis
+from scheduler.objects import job_prefix, timestamps_key
+from speech.synthesizer import Synthesizer
+from speech.voices import Catalog
+from store.db import accounts
+from store.db import jobs as job_repo
+from store.db.session import make_engine, make_sessionmaker, session_scope
+from store.objects.local import LocalObjectStore
+from tests.support.fake_engine import ToneEngine
+
+pytestmark = [pytest.mark.integration]
+BODY = "The rain fell on the roof of the old house. Nobody inside heard it at all. " * 5
+
+
+@pytest.fixture
+def env(pg_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    engine = make_engine(pg_url)
+    factory = make_sessionmaker(engine)
+
+    @contextmanager
+    def sessions() -> Iterator[Any]:
+        with session_scope(factory) as session:
+            yield session
+
+    with sessions() as session:
+        account_id = accounts.create_account(session=session, name=f"pipe-{uuid.uuid4().hex[:8]}").id
+    yield {"sessions": sessions, "objects": LocalObjectStore(tmp_path / "objects"), "account": account_id, "engine": engine}
+    engine.dispose()
+
+
+def _submit(env: dict[str, Any], book: str, **options: Any) -> uuid.UUID:
+    spec = intake.JobSpec(text=book, speaker="joe", model_id="mistv3", lang="en", **options)
+    with env["sessions"]() as session:
+        job, _ = intake.submit_job(session=session, objects=env["objects"], account_id=env["account"], spec=spec)
+        return job.id
+
+
+def _job(env: dict[str, Any], job_id: uuid.UUID) -> Any:
+    with env["sessions"]() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        session.expunge(job)
+        return job
+
+
+def test_a_job_hands_out_its_batches_a_window_at_a_time_each_once(env: dict[str, Any]) -> None:
+    job_id = _submit(env, BODY * 10)
+    with env["sessions"]() as session:
+        first = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=300, window=2)
+    assert len(first) == 2
+    handed = [*first]
+    while True:
+        with env["sessions"]() as session:
+            more = planning.next_batches(session=session, objects=env["objects"], job_id=job_id)
+        if not more:
+            break
+        assert len(more) == 1
+        handed.extend(more)
+    with env["sessions"]() as session:
+        chunks = job_repo.list_chunks(session=session, job_id=job_id)
+    flat = [i for batch in handed for i in batch]
+    assert sorted(flat) == [c.index for c in chunks]  # every chunk in exactly one batch
+    assert len(handed) > 3
+
+    # A resumed plan (the reaper) hands out again what was handed out and is still pending.
+    with env["sessions"]() as session:
+        again = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=300, window=2)
+    assert sorted(i for b in again for i in b) == sorted(flat)
+
+
+def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict[str, Any]) -> None:
+    job_id = _submit(env, BODY * 12)
+    with env["sessions"]() as session:
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, window=1 << 20)
+    everything = sorted(i for b in todo for i in b)
+    tone = ToneEngine(per_item_s=0.05)
+    result: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: result.append(
+            synthesis.synthesize_batch(
+                sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
+                catalog=Catalog.load(), job_id=job_id, indices=everything,
+            )
+        )
+    )
+    worker.start()
+    while _job(env, job_id).chunks_done == 0:
+        time.sleep(0.01)
+    with env["sessions"]() as session:
+        assert job_repo.set_job_status(session=session, job_id=job_id, status="canceled", expected=("running",))
+    canceled_at = time.monotonic()
+    worker.join(30)
+    stopped_in = time.monotonic() - canceled_at
+    assert result and result[0].canceled
+    assert stopped_in < 5.0
+    job = _job(env, job_id)
+    assert 0 < job.chunks_done < job.chunks_total
+    with env["engine"].connect() as conn:
+        billed = conn.execute(text("SELECT count(*) FROM usage WHERE job_id = :j"), {"j": job_id}).scalar_one()
+    assert billed == job.chunks_done  # chunks finished after the cancel were neither counted nor billed
+    with env["sessions"]() as session:
+        assert not job_repo.mark_chunk_done(
+            session=session, job_id=job_id, index=job.chunks_total - 1, audio_key="k", duration_s=1.0
+        )
+
+
+def test_retention_deletes_a_finished_jobs_objects_and_keeps_the_row(env: dict[str, Any]) -> None:
+    objects = env["objects"]
+    old, fresh = _submit(env, "Old text."), _submit(env, "New text.")
+    for job_id in (old, fresh):
+        objects.put_bytes(f"jobs/{job_id}/audio.mp3", b"mp3")
+        with env["sessions"]() as session:
+            job_repo.set_job_status(session=session, job_id=job_id, status="succeeded", result_key=f"jobs/{job_id}/audio.mp3")
+    with env["sessions"]() as session:
+        session.execute(
+            text("UPDATE jobs SET finished_at = now() - interval '40 days' WHERE id = :j"), {"j": old}
+        )
+    expired = retention.expire_all(sessions=env["sessions"], objects=objects, retention_days=30)
+    assert expired >= 1
+    assert list(objects.iter_keys(job_prefix(old))) == []
+    assert list(objects.iter_keys(job_prefix(fresh))) != []
+    row = _job(env, old)
+    assert row.status == "succeeded" and row.result_key is None and retention.is_expired(row)
+    assert row.characters == len("Old text.")
+    assert not retention.is_expired(_job(env, fresh))
+    later = datetime.now(UTC) + timedelta(days=1)
+    with env["sessions"]() as session:  # a second sweep finds nothing more to do for it
+        assert str(old) not in retention.expire_jobs(session=session, objects=objects, retention_days=30, now=later)
+
+
+def test_a_chaptered_book_through_plan_synthesis_and_assembly(env: dict[str, Any]) -> None:
+    book = (
+        "The Project Gutenberg EBook of Rain\n\n*** START OF THIS PROJECT GUTENBERG EBOOK RAIN ***\n\n"
+        "CONTENTS\n\nChapter 1\n\nChapter 2\n\n"
+        f"Chapter 1\n\n{BODY}\n\nChapter 2\n\n{BODY}\n\n*** END OF THIS PROJECT GUTENBERG EBOOK RAIN ***\n\nLicence."
+    )
+    job_id = _submit(env, book, format="m4b", title="Rain", author="A. Writer", skip_front_matter=True)
+    tone = ToneEngine()
+    with env["sessions"]() as session:
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, window=1 << 20)
+    for batch in todo:
+        synthesis.synthesize_batch(
+            sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
+            catalog=Catalog.load(), job_id=job_id, indices=batch,
+        )
+    assert assembly.assemble_job(sessions=env["sessions"], objects=env["objects"], job_id=job_id)
+    job = _job(env, job_id)
+    assert job.status == "succeeded"
+    spoken = " ".join(s for call, _ in tone.calls for s in call)
+    assert "CONTENTS" not in spoken and "Licence" not in spoken and "Gutenberg" not in spoken
+    stamps = json.loads(env["objects"].get_bytes(timestamps_key(job_id)))
+    assert [c["title"] for c in stamps["chapters"]] == ["Chapter 1", "Chapter 2"]
+    path = env["objects"]._path(job.result_key)  # noqa: SLF001 - the local store's file
+    with av.open(str(path)) as container:
+        assert [c["metadata"]["title"] for c in container.chapters()] == ["Chapter 1", "Chapter 2"]
+        assert container.metadata["title"] == "Rain"
+    assert abs(stamps["chapters"][-1]["end"] - job.audio_seconds) < 0.05

@@ -1,0 +1,221 @@
+"""S3ObjectStore against a real S3 implementation (Swift s3api): signatures, multipart ETags and
+presigned-URL expiry are the server's doing, not a mock's."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from store.errors import ObjectNotFound, ObjectStoreError, ObjectStoreUnavailable
+from store.objects import ObjectStore, S3ObjectStore, build_object_store
+from tests.fixtures.swift import S3Server, free_port, make_s3_store
+
+pytestmark = pytest.mark.integration
+
+MIB = 1024 * 1024
+
+
+def test_satisfies_the_protocol(s3_store: S3ObjectStore) -> None:
+    assert isinstance(s3_store, ObjectStore)
+
+
+def test_put_get_round_trip_and_overwrite(s3_store: S3ObjectStore) -> None:
+    payload = os.urandom(4096)
+    s3_store.put_bytes("jobs/1/source.txt", payload, content_type="text/plain")
+    assert s3_store.get_bytes("jobs/1/source.txt") == payload
+    s3_store.put_bytes("jobs/1/source.txt", b"second")
+    assert s3_store.get_bytes("jobs/1/source.txt") == b"second"
+    s3_store.put_bytes("empty", b"")
+    assert s3_store.get_bytes("empty") == b""
+
+
+def test_content_type_is_stored(s3_store: S3ObjectStore, s3_server: S3Server) -> None:
+    s3_store.put_bytes("a.mp3", b"ID3", content_type="audio/mpeg")
+    url = s3_store.presigned_url("a.mp3", expires_s=60)
+    assert url is not None
+    assert httpx.get(url).headers["content-type"] == "audio/mpeg"
+
+
+def test_exists_and_delete(s3_store: S3ObjectStore) -> None:
+    assert not s3_store.exists("x/y")
+    s3_store.put_bytes("x/y", b"1")
+    assert s3_store.exists("x/y")
+    s3_store.delete("x/y")
+    assert not s3_store.exists("x/y")
+    s3_store.delete("x/y")  # deleting a missing key is not an error
+
+
+def test_missing_key_raises_object_not_found(s3_store: S3ObjectStore, tmp_path: Path) -> None:
+    with pytest.raises(ObjectNotFound) as info:
+        s3_store.get_bytes("no/such/key")
+    assert info.value.key == "no/such/key"
+    with pytest.raises(ObjectNotFound):
+        s3_store.download_file("no/such/key", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_put_file_small_and_download(s3_store: S3ObjectStore, tmp_path: Path) -> None:
+    src = tmp_path / "small.wav"
+    src.write_bytes(os.urandom(1000))
+    s3_store.put_file("small.wav", src, content_type="audio/wav")
+    dest = tmp_path / "back.wav"
+    s3_store.download_file("small.wav", dest)
+    assert dest.read_bytes() == src.read_bytes()
+
+
+def test_put_file_large_uses_multipart(s3_server: S3Server, s3_store: S3ObjectStore, tmp_path: Path) -> None:
+    size = 17 * MIB + 123
+    src = tmp_path / "book.mp3"
+    with open(src, "wb") as out:
+        for _ in range(size // MIB):
+            out.write(os.urandom(MIB))
+        out.write(os.urandom(size % MIB))
+    s3_store.put_file("works/book.mp3", src, content_type="audio/mpeg")
+
+    # The ETag of a multipart object is md5(concatenated part md5s)-<part count>: S3's own proof.
+    url = s3_store.presigned_url("works/book.mp3", expires_s=60)
+    assert url is not None
+    with httpx.stream("GET", url) as head:  # the URL signs GET: read the headers, not the body
+        assert head.status_code == 200
+    etag = head.headers["etag"].strip('"')
+    chunk = 8 * MIB  # S3ObjectStore's default part size
+    parts = [src.read_bytes()[i : i + chunk] for i in range(0, size, chunk)]
+    expected = hashlib.md5(b"".join(hashlib.md5(p).digest() for p in parts)).hexdigest()
+    assert etag == f"{expected}-{len(parts)}"
+    assert len(parts) == 3
+    assert int(head.headers["content-length"]) == size
+
+    dest = tmp_path / "back.mp3"
+    s3_store.download_file("works/book.mp3", dest)
+    assert hashlib.sha256(dest.read_bytes()).digest() == hashlib.sha256(src.read_bytes()).digest()
+
+
+def test_presigned_url_works_then_expires(s3_store: S3ObjectStore) -> None:
+    s3_store.put_bytes("share/me.txt", b"hello listener")
+    url = s3_store.presigned_url("share/me.txt", expires_s=60)
+    assert url is not None
+    response = httpx.get(url)
+    assert response.status_code == 200
+    assert response.content == b"hello listener"
+
+    short = s3_store.presigned_url("share/me.txt", expires_s=1)
+    assert short is not None
+    time.sleep(2.2)
+    expired = httpx.get(short)
+    assert expired.status_code == 403
+    assert b"expired" in expired.content.lower()
+
+
+def test_presigned_url_is_bound_to_its_signature(s3_store: S3ObjectStore) -> None:
+    s3_store.put_bytes("secret/a", b"a")
+    s3_store.put_bytes("secret/b", b"b")
+    url = s3_store.presigned_url("secret/a", expires_s=60)
+    assert url is not None
+    assert httpx.get(url.replace("/secret/a?", "/secret/b?")).status_code == 403
+
+
+def test_iter_keys_and_delete_prefix(s3_store: S3ObjectStore) -> None:
+    keys = [f"jobs/7/chunks/{i:05d}.wav" for i in range(12)] + ["jobs/7/source.txt", "jobs/70/x"]
+    for key in keys:
+        s3_store.put_bytes(key, b"k")
+    assert list(s3_store.iter_keys("jobs/7/chunks/")) == sorted(keys[:12])
+    assert list(s3_store.iter_keys("jobs/7")) == sorted(keys)
+
+    assert s3_store.delete_prefix("jobs/7/chunks/") == 12
+    assert list(s3_store.iter_keys("jobs/")) == ["jobs/7/source.txt", "jobs/70/x"]
+    assert s3_store.delete_prefix("jobs/7/chunks/") == 0
+    assert s3_store.delete_prefix("") == 2
+    assert list(s3_store.iter_keys()) == []
+
+
+def test_delete_prefix_beyond_one_batch(s3_store: S3ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    import store.objects.s3 as s3_module
+
+    monkeypatch.setattr(s3_module, "_DELETE_BATCH", 4)  # three DeleteObjects calls, not 1,000 keys
+    for i in range(10):
+        s3_store.put_bytes(f"many/{i}", b"")
+    assert s3_store.delete_prefix("many/") == 10
+    assert list(s3_store.iter_keys("many/")) == []
+
+
+def test_invalid_keys_are_refused_before_any_request(s3_store: S3ObjectStore) -> None:
+    for key in ["", "/abs", "a/../b", "a//b"]:
+        with pytest.raises(ObjectStoreError):
+            s3_store.put_bytes(key, b"x")
+
+
+def test_wrong_secret_is_refused(s3_server: S3Server, s3_store: S3ObjectStore) -> None:
+    s3_store.put_bytes("k", b"v")
+    intruder = S3ObjectStore(
+        bucket=s3_store.bucket,
+        endpoint_url=s3_server.endpoint_url,
+        region=s3_server.region,
+        access_key_id=s3_server.access_key_id,
+        secret_access_key="not-the-secret",
+    )
+    with pytest.raises(ObjectStoreError) as info:
+        intruder.get_bytes("k")
+    assert not isinstance(info.value, ObjectNotFound | ObjectStoreUnavailable)
+
+
+def test_missing_bucket_is_an_error_not_a_missing_object(s3_server: S3Server) -> None:
+    store = make_s3_store(s3_server, "lector-no-such-bucket")
+    with pytest.raises(ObjectStoreError) as info:
+        store.get_bytes("k")
+    assert not isinstance(info.value, ObjectNotFound)
+
+
+def test_create_bucket_is_idempotent(s3_server: S3Server, s3_store: S3ObjectStore) -> None:
+    s3_store.put_bytes("kept", b"1")
+    again = make_s3_store(s3_server, s3_store.bucket, create_bucket=True)
+    assert again.get_bytes("kept") == b"1"
+
+
+def test_endpoint_down_raises_unavailable(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"  # bound then released: nothing listens there
+    store = S3ObjectStore(
+        bucket="lector-down",
+        endpoint_url=closed,
+        region="us-east-1",
+        access_key_id="test:tester",
+        secret_access_key="testing",
+        max_attempts=2,
+    )
+    src = tmp_path / "f"
+    src.write_bytes(b"x")
+    calls = [
+        lambda: store.get_bytes("k"),
+        lambda: store.put_bytes("k", b"x"),
+        lambda: store.put_file("k", src),
+        lambda: store.exists("k"),
+        lambda: list(store.iter_keys("")),
+        lambda: store.delete_prefix("p/"),
+    ]
+    for call in calls:
+        with pytest.raises(ObjectStoreUnavailable) as info:
+            call()
+        assert info.value.__cause__ is not None  # raised from the botocore error
+    # Presigning needs no server: it still works while the endpoint is down.
+    assert store.presigned_url("k", expires_s=5)
+
+
+def test_build_object_store_picks_s3_with_a_bucket(
+    s3_server: S3Server, s3_store: S3ObjectStore, tmp_path: Path
+) -> None:
+    built = build_object_store(
+        s3_bucket=s3_store.bucket,
+        s3_endpoint_url=s3_server.endpoint_url,
+        s3_region=s3_server.region,
+        s3_access_key_id=s3_server.access_key_id,
+        s3_secret_access_key=s3_server.secret_access_key,
+        local_root=tmp_path,
+    )
+    assert isinstance(built, S3ObjectStore)
+    built.put_bytes("via-factory", b"ok")
+    assert s3_store.get_bytes("via-factory") == b"ok"
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,82 @@
+"""docker-compose.yml, checked offline (Docker cannot run here): the self-hosted profile's pairs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+SELFHOSTED_APIS = {"selfhosted-api": "model", "arcana-api": "arcana-eng"}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())  # type: ignore[no-any-return]
+
+
+def _profiled(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: svc for name, svc in compose["services"].items() if "selfhosted" in svc.get("profiles", [])}
+
+
+def _port(spec: str) -> int:
+    """The container port of "host:container" (host side may be "${VAR:-8000}")."""
+    return int(spec.rsplit(":", 1)[1])
+
+
+def test_the_profile_holds_api_and_model_pairs(compose: dict[str, Any]) -> None:
+    services = _profiled(compose)
+    assert set(SELFHOSTED_APIS) | set(SELFHOSTED_APIS.values()) <= set(services)
+    for name, svc in services.items():
+        assert svc["profiles"] == ["selfhosted"], name
+    # the cloud stack is untouched by the profile: its services carry no profile
+    for name in ("api", "worker-gpu", "postgres", "redis"):
+        assert "profiles" not in compose["services"][name]
+
+
+def test_apis_point_at_their_model_by_service_name(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for api, model in SELFHOSTED_APIS.items():
+        env = services[api]["environment"]
+        assert env["MODEL_URL"] == f"http://{model}:8080/invocations"
+        assert services[api]["command"][:2] == ["serve", "--self-hosted"]
+        assert sorted(_port(p) for p in services[api]["ports"]) == [8000, 8001]
+        assert model in services[api]["depends_on"]
+        for key in ("LECTOR_API_KEYS", "LECTOR_LICENSE", "LECTOR_LICENSE_PUBLIC_KEY", "LECTOR_USAGE_URL"):
+            assert key in env, (api, key)
+        # nothing of the cloud stack: no database, Redis or object store
+        assert not {"postgres", "redis", "minio"} & set(services[api]["depends_on"])
+        assert not any(k.startswith(("LECTOR_DATABASE", "LECTOR_REDIS", "LECTOR_S3")) for k in env)
+    arcana = services["arcana-api"]["environment"]
+    assert arcana["ARCANA_SPA_MODEL_URL"] == "http://arcana-spa:8080/invocations"
+    assert arcana["ARCANA_ENG_MODEL_URL"] == "http://arcana-eng:8080/invocations"
+
+
+def test_model_services_reserve_every_gpu_and_wait_for_warm_up(compose: dict[str, Any]) -> None:
+    models = {name: svc for name, svc in _profiled(compose).items() if svc["command"][0] == "model-server"}
+    assert set(models) == {"model", "arcana-eng", "arcana-spa"}
+    for name, svc in models.items():
+        devices = svc["deploy"]["resources"]["reservations"]["devices"]
+        assert devices == [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}], name
+        assert "--port" in svc["command"] and svc["command"][svc["command"].index("--port") + 1] == "8080"
+        assert svc["environment"]["LECTOR_DEVICE"] == "cuda"
+        health = svc["healthcheck"]
+        assert "/readyz" in " ".join(health["test"])
+        assert int(health["start_period"].rstrip("s")) >= 300  # the seed's ~5 min warm-up
+
+
+def test_host_ports_do_not_clash_between_pairs(compose: dict[str, Any]) -> None:
+    host_ports: list[str] = []
+    for svc in _profiled(compose).values():
+        host_ports += [p.rsplit(":", 1)[0] for p in svc.get("ports", [])]
+    assert len(host_ports) == len(set(host_ports))
+
+
+def test_usage_spools_are_named_volumes(compose: dict[str, Any]) -> None:
+    for api in SELFHOSTED_APIS:
+        svc = compose["services"][api]
+        volume = svc["volumes"][0].split(":")[0]
+        assert volume in compose["volumes"]
+        assert svc["environment"]["LECTOR_USAGE_SPOOL_DIR"] == svc["volumes"][0].split(":")[1]

@@ -1,0 +1,204 @@
+"""Streaming assembly on a local object store with synthetic chunks (no database, no model)."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+import wave
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from scheduler import assembly, rendering
+from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
+from scheduler.planning import ChapterMark, Layout
+from speech.audio import (
+    integrated_loudness,
+    limit_true_peak,
+    normalization_gain_db,
+    resample,
+    stitch,
+    true_peak_level,
+)
+from speech.audio.stitch import Boundary, Pauses
+from store.objects.local import LocalObjectStore
+
+RATE = 22050
+PAUSES = [0, 250, 700, 2000, 250, 700]
+WORDS = ["Sentence", "number", "one", "And", "another", "one", "here"]
+
+
+def _speechlike(rng: np.random.Generator, seconds: float, level: float) -> np.ndarray:
+    n = int(RATE * seconds)
+    t = np.arange(n) / RATE
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2
+    x = level * envelope * (0.6 * np.sin(2 * np.pi * 180 * t) + 0.4 * rng.standard_normal(n))
+    return np.clip(x, -1, 1).astype(np.float32)
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> tuple[LocalObjectStore, uuid.UUID, list[np.ndarray]]:
+    rng = np.random.default_rng(1)
+    objects = LocalObjectStore(tmp_path / "objects")
+    job_id = uuid.uuid4()
+    chunks = []
+    for i, _ in enumerate(PAUSES):
+        x = _speechlike(rng, 1.2 + 0.25 * i, 0.9 if i == 4 else 0.15)  # chunk 4 peaks: the limiter must act
+        pcm = (x * 32767).astype("<i2")
+        chunks.append(pcm.astype(np.float32) / 32767)
+        words = [{"word": w, "start": 0.1 * k, "end": 0.1 * k + 0.08} for k, w in enumerate(WORDS)]
+        meta = {"sample_rate": RATE, "duration_s": len(x) / RATE, "words": words, "text": "Sentence number 1. And another one here."}
+        objects.put_bytes(chunk_audio_key(job_id, i), pcm.tobytes())
+        objects.put_bytes(chunk_meta_key(job_id, i), json.dumps(meta).encode())
+    layout = Layout(PAUSES, [ChapterMark("Chapter One", 0), ChapterMark("Chapter Two", 3)])
+    objects.put_bytes(plan_key(job_id), layout.to_json())
+    return objects, job_id, chunks
+
+
+def _decode(path: Path) -> tuple[np.ndarray, int]:
+    with av.open(str(path)) as container:
+        rate = container.streams.audio[0].rate
+        frames = [f.to_ndarray().reshape(-1) for f in container.decode(audio=0)]
+    return np.concatenate(frames).astype(np.float32), rate
+
+
+def test_wav_is_the_whole_book_at_the_target_loudness_and_under_the_peak_ceiling(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, chunks = book
+    rendered = assembly.render(objects, job_id, {"format": "wav", "sampling_rate": 24000}, tmp_path)
+    with wave.open(str(rendered.audio)) as w:
+        assert w.getframerate() == 24000
+        samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32767
+    native = sum(len(c) for c in chunks) + sum(int(round(p * RATE / 1000)) for p in PAUSES)
+    assert abs(len(samples) - native * 24000 / RATE) <= 2
+    assert len(samples) / 24000 == pytest.approx(rendered.duration_s)
+    assert integrated_loudness(samples, 24000) == pytest.approx(assembly.TARGET_LUFS, abs=0.5)
+    assert true_peak_level(samples, 24000) <= rendering.TRUE_PEAK_DBFS + 0.2
+
+    # The same as stitching the whole book in memory and normalising it at once (the old way).
+    boundaries = [Boundary.SENTENCE] * len(chunks)
+    pause_cfg = Pauses(sentence_ms=0, paragraph_ms=0, chapter_ms=0, fade_ms=rendering.FADE_MS)
+    parts = []
+    for pause, chunk in zip(PAUSES, chunks, strict=True):
+        parts.append(np.zeros(int(round(pause * RATE / 1000)), np.float32))
+        parts.append(stitch([chunk], RATE, boundaries[:1], pauses=pause_cfg).samples)
+    whole = np.concatenate(parts)
+    gain = 10 ** (normalization_gain_db(integrated_loudness(whole, RATE), assembly.TARGET_LUFS) / 20)
+    reference = limit_true_peak(resample(whole, RATE, 24000) * gain, 24000, rendering.TRUE_PEAK_DBFS)
+    n = min(len(reference), len(samples))
+    error = np.sqrt(np.mean((reference[:n] - samples[:n]) ** 2)) / np.sqrt(np.mean(reference[:n] ** 2))
+    assert error < 0.02
+
+
+def test_timestamps_and_subtitles_follow_the_stitched_audio(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, chunks = book
+    rendered = assembly.render(objects, job_id, {"format": "wav", "lang": "en"}, tmp_path)
+    data = json.loads(rendered.timestamps.read_text())
+    # chunk 3 starts after chunks 0-2 and the pauses before chunks 1-3
+    offset = (sum(len(c) for c in chunks[:3]) + sum(int(round(p * RATE / 1000)) for p in PAUSES[:4])) / RATE
+    assert data["words"][3 * len(WORDS)]["start"] == pytest.approx(offset, abs=1e-3)
+    assert len(data["words"]) == len(WORDS) * len(chunks)
+    assert [s["text"] for s in data["sentences"][:2]] == ["Sentence number 1.", "And another one here."]
+    assert [c["title"] for c in data["chapters"]] == ["Chapter One", "Chapter Two"]
+    chapter_two = data["chapters"][1]["start"]
+    assert chapter_two == pytest.approx(offset - PAUSES[3] / 1000, abs=1e-3)  # the chapter pause is the chapter's
+    srt = rendered.srt.read_text()
+    assert srt.count(" --> ") == 2 * len(chunks)
+    assert rendered.vtt.read_text().startswith("WEBVTT\n\n")
+
+
+def test_m4b_carries_chapter_markers_title_and_author(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, _ = book
+    params = {"format": "m4b", "title": "A Book", "author": "Some Author"}
+    rendered = assembly.render(objects, job_id, params, tmp_path)
+    with av.open(str(rendered.audio)) as container:
+        marks = container.chapters()
+        tags = dict(container.metadata)
+    assert [m["metadata"]["title"] for m in marks] == ["Chapter One", "Chapter Two"]
+    second = marks[1]["start"] * marks[1]["time_base"]
+    assert float(second) == pytest.approx(rendered.chapters[1].start, abs=0.01)
+    assert tags["title"] == "A Book" and tags["artist"] == "Some Author"
+    assert tags["major_brand"].strip() == "M4B"
+    samples, _ = _decode(rendered.audio)
+    assert len(samples) / 24000 == pytest.approx(rendered.duration_s, abs=0.1)
+
+
+@pytest.mark.parametrize("fmt", ["mp3", "flac", "opus"])
+def test_other_formats_decode_to_the_same_length_with_tags(book, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, _ = book
+    rendered = assembly.render(objects, job_id, {"format": fmt, "title": "T", "author": "A", "sampling_rate": 24000}, tmp_path)
+    samples, rate = _decode(rendered.audio)
+    assert len(samples) / rate == pytest.approx(rendered.duration_s, abs=0.03)
+    if fmt != "opus":
+        with av.open(str(rendered.audio)) as container:
+            assert container.metadata.get("title") == "T" and container.metadata.get("artist") == "A"
+    if fmt == "mp3":
+        assert io.BytesIO(rendered.audio.read_bytes()).read(3) == b"ID3"
+
+
+@pytest.fixture
+def long_book(tmp_path: Path) -> tuple[LocalObjectStore, uuid.UUID, list[int]]:
+    """Five 35 s chunks of quiet noise, each with one click at a known place, 2 s pauses."""
+    rng = np.random.default_rng(3)
+    objects = LocalObjectStore(tmp_path / "long")
+    job_id = uuid.uuid4()
+    pauses, clicks, position = [], [], 0
+    for i in range(5):
+        x = (rng.standard_normal(35 * RATE) * 0.02).astype(np.float32)
+        where = RATE * (3 + 5 * i) + 17 * i
+        x[where] = 0.8
+        pause = 0 if i == 0 else 2000
+        position += int(round(pause * RATE / 1000))
+        clicks.append(position + where)
+        position += len(x)
+        pauses.append(pause)
+        objects.put_bytes(chunk_audio_key(job_id, i), (x * 32767).astype("<i2").tobytes())
+        meta = {"sample_rate": RATE, "duration_s": 35.0, "words": [], "text": ""}
+        objects.put_bytes(chunk_meta_key(job_id, i), json.dumps(meta).encode())
+    objects.put_bytes(plan_key(job_id), Layout(pauses).to_json())
+    return objects, job_id, clicks
+
+
+@pytest.mark.parametrize("rate", [24000, 44100])
+def test_mp3_encoded_in_parallel_segments_is_sample_exact(long_book, tmp_path: Path, rate: int) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, clicks = long_book
+    params = {"format": "mp3", "sampling_rate": rate}
+    (tmp_path / "one").mkdir()
+    (tmp_path / "many").mkdir()
+    single = assembly.render(objects, job_id, params, tmp_path / "one", threads=1)
+    parallel = assembly.render(objects, job_id, params, tmp_path / "many", threads=3)
+    a, _ = _decode(single.audio)
+    b, _ = _decode(parallel.audio)
+    assert len(a) == len(b) == int(round(single.duration_s * rate)) == int(round(parallel.duration_s * rate))
+    for click in clicks:
+        at = int(round(click * rate / RATE))
+        for decoded in (a, b):
+            window = np.abs(decoded[at - 2000 : at + 2000])
+            assert abs(int(np.argmax(window)) - 2000) <= 1
+    # away from the joins the two files hold the same audio (independent encodes of one signal)
+    assert np.corrcoef(a, b)[0, 1] > 0.95
+
+
+def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
+    from scheduler.rendering import Book, plan_segments
+
+    rate = 24000
+    pauses = [0] + [int(0.25 * rate), int(2.0 * rate)] * 10
+    lengths = [30 * rate] * len(pauses)
+    offsets, position = [], 0
+    for pause, length in zip(pauses, lengths, strict=True):
+        position += pause
+        offsets.append(position)
+        position += length
+    book = Book(rate, pauses, offsets, [0.1] * len(pauses), position, 1.0)
+    segments = plan_segments(book, rate, 4, frame=576, skip=1152)
+    assert len(segments) >= 3
+    assert segments[0].begin == 0 and segments[-1].end == position
+    assert [s.first for s in segments[1:]] == [s.stop for s in segments[:-1]]
+    for s, following in zip(segments, segments[1:], strict=False):
+        assert (s.end - s.begin) % 576 == 0
+        assert following.begin == s.end + 1152
+        assert pauses[following.first] == 2 * rate  # never in a sentence pause
+        assert offsets[following.first] - pauses[following.first] < s.end < following.begin < offsets[following.first]

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scheduler.planning import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout, batches, split
+
+
+@given(st.dictionaries(st.integers(0, 500), st.integers(1, 900), min_size=1, max_size=200))
+def test_batches_cover_every_chunk_once_within_budget(lengths: dict[int, int]) -> None:
+    groups = batches(lengths, budget=2000)
+    flat = [i for g in groups for i in g]
+    assert sorted(flat) == sorted(lengths)
+    for group in groups:
+        assert len(group) == 1 or sum(lengths[i] for i in group) <= 2000
+
+
+def test_batches_group_similar_lengths() -> None:
+    lengths = {0: 10, 1: 900, 2: 12, 3: 880, 4: 11}
+    groups = batches(lengths, budget=100)
+    assert [sorted(g) for g in groups] == [[0, 2, 4], [3], [1]]
+
+
+def test_split_marks_paragraph_pauses() -> None:
+    texts, layout = split("One sentence. Two sentences.\n\nA new paragraph starts here.", "en")
+    assert "".join(texts).replace(" ", "") == "Onesentence.Twosentences.Anewparagraphstartshere."
+    assert layout.pauses_ms[0] == 0
+    assert PAUSE_PARAGRAPH_MS in layout.pauses_ms
+    assert Layout.from_json(layout.to_json()) == layout
+    assert all(p in (0, PAUSE_SENTENCE_MS, PAUSE_PARAGRAPH_MS) for p in layout.pauses_ms)
+
+
+def test_chapters_start_on_their_own_chunk_with_the_chapter_pause() -> None:
+    from scheduler.chapters import detect_sections
+    from scheduler.planning import ChapterMark, Pauses
+
+    body = "It was a dark and stormy night. The rain fell in torrents, except at occasional intervals. " * 4
+    text = f"Chapter 1\n\n{body}\n\nChapter 2\n\n{body}"
+    texts, layout = split(text, "en", sections=detect_sections(text), pauses=Pauses(chapter_ms=3000))
+    assert [c.title for c in layout.chapters] == ["Chapter 1", "Chapter 2"]
+    second = layout.chapters[1].chunk
+    assert texts[second].startswith("Chapter 2")
+    assert layout.pauses_ms[second] == 3000
+    assert layout.pauses_ms.count(3000) == 1
+    assert layout.chapters[0] == ChapterMark("Chapter 1", 0)
+    assert Layout.from_json(layout.to_json()) == layout
+
+
+def test_layout_reads_plans_written_before_chapters_and_batches() -> None:
+    old = Layout.from_json(b'{"pauses_ms": [0, 250]}')
+    assert old == Layout([0, 250], [], [])
+
+
+def test_pauses_from_params() -> None:
+    from scheduler.planning import Pauses
+
+    assert Pauses.from_params({}) == Pauses()
+    assert Pauses.from_params({"pauses": {"chapter": 5000, "sentence": 100}}) == Pauses(100, PAUSE_PARAGRAPH_MS, 5000)

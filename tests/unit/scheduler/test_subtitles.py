@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import re
+
+from scheduler.subtitles import (
+    MAX_CUE_CHARS,
+    MAX_LINE_CHARS,
+    TimedSentence,
+    cues,
+    spoken_sentences,
+    timed_sentences,
+    to_srt,
+    to_vtt,
+    wrap,
+)
+
+
+def _words(names: list[str], start: float = 0.0, step: float = 0.3) -> list[dict[str, float | str]]:
+    return [{"word": w, "start": start + i * step, "end": start + i * step + 0.25} for i, w in enumerate(names)]
+
+
+def test_sentences_own_the_words_the_engine_spoke_for_them() -> None:
+    text = "Mr. Smith has 3 apples. He ate 12 of them!"
+    counts = spoken_sentences(text, "en")
+    # "3" is spoken as one word, "12" as one ("twelve"): the counts follow the normalised text
+    assert [written for written, _ in counts] == ["Mr. Smith has 3 apples.", "He ate 12 of them!"]
+    spoken = ["Mister", "Smith", "has", "three", "apples", "He", "ate", "twelve", "of", "them"]
+    assert sum(n for _, n in counts) == len(spoken)
+    sentences = timed_sentences(text, _words(spoken), "en")
+    assert [s.text for s in sentences] == ["Mr. Smith has 3 apples.", "He ate 12 of them!"]
+    assert sentences[1].start == 5 * 0.3
+    assert sentences[0].end < sentences[1].start
+
+
+def test_a_count_mismatch_falls_back_to_one_timed_block() -> None:
+    sentences = timed_sentences("One. Two.", _words(["a", "b", "c"]), "en")
+    assert len(sentences) == 1 and sentences[0].text == "One. Two." and len(sentences[0].words) == 3
+
+
+def test_long_sentences_become_cues_of_at_most_two_short_lines_in_order() -> None:
+    text = (
+        "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
+        "must be in want of a wife, or so the neighbourhood likes to believe when he arrives."
+    )
+    words = _words(text.split())
+    sentence = TimedSentence(text, words)
+    made = cues(sentence)
+    assert len(made) >= 2
+    assert " ".join(c.text.replace("\n", " ") for c in made) == text
+    for cue in made:
+        assert len(cue.text.replace("\n", " ")) <= MAX_CUE_CHARS
+        lines = cue.text.split("\n")
+        assert len(lines) <= 2 and all(len(line) <= MAX_LINE_CHARS for line in lines)
+        assert cue.end > cue.start
+    assert all(a.end <= b.start + 1e-9 for a, b in zip(made, made[1:], strict=False))
+    assert made[0].start == words[0]["start"] and made[-1].end == words[-1]["end"]
+    assert made[0].text.replace("\n", " ").endswith(",")  # cut after a clause mark
+
+
+def test_wrap_balances_two_lines() -> None:
+    assert wrap("short") == "short"
+    two = wrap("a" * 20 + " " + "b" * 30)
+    assert two.split("\n") == ["a" * 20, "b" * 30]
+
+
+def test_srt_and_vtt_formats() -> None:
+    made = cues(TimedSentence("Hello there.", _words(["Hello", "there"], start=3661.5)))
+    srt = to_srt(made)
+    assert srt.startswith("1\n01:01:01,500 --> 01:01:02,050\nHello there.\n\n")
+    vtt = to_vtt(made)
+    assert vtt.startswith("WEBVTT\n\n01:01:01.500 --> 01:01:02.050\nHello there.")
+    assert re.fullmatch(r"(\d+\n[\d:,]+ --> [\d:,]+\n[^\n]+(\n[^\n]+)?\n\n)+", srt)

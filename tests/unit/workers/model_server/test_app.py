@@ -1,0 +1,107 @@
+"""The model service over real loopback HTTP, with a fake engine: readiness, refusals, batching."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+
+import httpx
+import pytest
+
+from facade.remote_engine import ModelUnavailable, RemoteEngine
+from speech.types import SynthesisOptions
+from tests.support.fake_engine import ToneEngine
+from tests.support.servers import ServerThread, wait_until
+from workers.model_server import create_model_app
+
+
+def test_ready_only_after_loading_and_warm_up() -> None:
+    release = threading.Event()
+    engine = ToneEngine()
+
+    def factory() -> ToneEngine:
+        release.wait(10)
+        return engine
+
+    with ServerThread(create_model_app(factory, voice="tone")) as server:
+        assert httpx.get(server.url + "/livez").status_code == 200
+        assert httpx.get(server.url + "/readyz").status_code == 503
+        refused = httpx.post(server.url + "/invocations", json={"sentences": ["Hi."]})
+        assert refused.status_code == 503
+        assert engine.calls == []
+        release.set()
+        assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=10)
+        assert len(engine.calls) == 1  # the warm-up ran before readiness
+        body = httpx.get(server.url + "/readyz").json()
+        assert body["voice"] == "tone" and body["sampleRate"] == 16000
+
+
+def test_a_failed_load_fails_liveness() -> None:
+    def factory() -> ToneEngine:
+        raise RuntimeError("weights missing")
+
+    with ServerThread(create_model_app(factory)) as server:
+        assert wait_until(lambda: httpx.get(server.url + "/livez").status_code == 500, timeout=10)
+        assert "weights missing" in httpx.get(server.url + "/livez").json()["error"]
+        assert httpx.get(server.url + "/readyz").status_code == 503
+
+
+@pytest.fixture(scope="module")
+def tone_service():  # type: ignore[no-untyped-def]
+    engine = ToneEngine(delay_s=0.02, fail_on="boom")
+    server = ServerThread(create_model_app(lambda: engine, voice="tone", window_ms=25, max_batch=16)).start()
+    assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=10)
+    yield server, engine
+    server.stop()
+
+
+def test_remote_engine_round_trip(tone_service) -> None:  # type: ignore[no-untyped-def]
+    server, _ = tone_service
+    remote = RemoteEngine(server.url + "/invocations", voice="tone")
+    chunks = remote.synthesize(["Hello there.", "A second sentence."], SynthesisOptions(length_scale=2.0))
+    assert [c.text for c in chunks] == ["Hello there.", "A second sentence."]
+    assert len(chunks[0].samples) == int(16000 * 0.01 * len("Hello there.") * 2.0)
+    assert [w.word for w in chunks[1].words] == ["A", "second", "sentence."]
+    assert remote.sample_rate == 16000
+    assert remote.phonemize("ABC") == "abc"
+    assert remote.ready()
+
+
+def test_refusals(tone_service) -> None:  # type: ignore[no-untyped-def]
+    server, _ = tone_service
+    url = server.url + "/invocations"
+    assert httpx.post(url, content=b"{not json").status_code == 400
+    assert httpx.post(url, json={"sentences": "Hi"}).status_code == 400
+    wrong = httpx.post(url, json={"sentences": ["Hi."], "voice": "someone-else"})
+    assert wrong.status_code == 400 and "not served here" in wrong.json()["error"]
+    with pytest.raises(ModelUnavailable, match="not served here"):
+        RemoteEngine(url, voice="someone-else").synthesize(["Hi."])
+    assert httpx.post(url, json={"sentences": ["boom."]}).status_code == 500
+
+
+def test_concurrent_requests_form_batches_over_http(tone_service) -> None:  # type: ignore[no-untyped-def]
+    server, _ = tone_service
+    before = httpx.get(server.url + "/stats").json()
+    remote = RemoteEngine(server.url + "/invocations", voice="tone")
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(lambda i: remote.synthesize([f"request {i}."]), range(16)))
+    after = httpx.get(server.url + "/stats").json()
+    assert [r[0].text for r in results] == [f"request {i}." for i in range(16)]
+    batches, items = after["batches"] - before["batches"], after["items"] - before["items"]
+    assert items == 16
+    assert batches < 16
+
+
+def test_a_down_service_fails_fast_and_recovery_needs_nothing() -> None:
+    engine = ToneEngine()
+    server = ServerThread(create_model_app(lambda: engine))
+    remote = RemoteEngine(f"http://127.0.0.1:{server.port}/invocations", connect_timeout=0.5)
+    start = time.monotonic()
+    with pytest.raises(ModelUnavailable):
+        remote.synthesize(["Hi."])
+    assert time.monotonic() - start < 1.0
+    assert not remote.ready()
+    with server:
+        assert wait_until(remote.ready, timeout=10)
+        assert remote.synthesize(["Back again."])[0].text == "Back again."

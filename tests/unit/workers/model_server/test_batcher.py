@@ -1,0 +1,118 @@
+"""The batcher with a fake engine: batches form, the window and the cap hold, failures reach everyone."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from speech.types import SynthesisOptions
+from tests.support.fake_engine import ToneEngine
+from workers.model_server.batcher import Batcher
+
+
+async def _run(batcher: Batcher, sentences: list[str], options: SynthesisOptions | None = None) -> list[int]:
+    futures = batcher.submit(sentences, options or SynthesisOptions())
+    return [size for _, size in await asyncio.gather(*futures)]
+
+
+async def test_concurrent_requests_run_as_one_batch() -> None:
+    engine = ToneEngine(delay_s=0.01)
+    batcher = Batcher(engine, window_ms=30, max_batch=16)
+    batcher.start()
+    try:
+        sizes = await asyncio.gather(*(_run(batcher, [f"request number {i}."]) for i in range(16)))
+    finally:
+        await batcher.stop()
+    assert batcher.stats.batches < 16
+    assert batcher.stats.items == 16
+    assert sum(len(sentences) for sentences, _ in engine.calls) == 16
+    assert max(s[0] for s in sizes) > 1
+
+
+async def test_max_batch_caps_every_call() -> None:
+    engine = ToneEngine(delay_s=0.01)
+    batcher = Batcher(engine, window_ms=50, max_batch=16)
+    batcher.start()
+    try:
+        await asyncio.gather(*(_run(batcher, [f"item {i}."]) for i in range(40)))
+    finally:
+        await batcher.stop()
+    sizes = [len(sentences) for sentences, _ in engine.calls]
+    assert sum(sizes) == 40
+    assert max(sizes) == 16
+    assert len(sizes) >= 3
+
+
+async def test_a_lone_request_is_held_at_most_the_window() -> None:
+    engine = ToneEngine()
+    batcher = Batcher(engine, window_ms=150, max_batch=16)
+    batcher.start()
+    try:
+        start = time.monotonic()
+        await _run(batcher, ["alone."])
+        waited = time.monotonic() - start
+    finally:
+        await batcher.stop()
+    assert 0.13 <= waited < 0.6  # the window, plus scheduling, never much more
+
+
+async def test_a_full_batch_leaves_before_its_window() -> None:
+    engine = ToneEngine()
+    batcher = Batcher(engine, window_ms=5000, max_batch=4)
+    batcher.start()
+    try:
+        start = time.monotonic()
+        await asyncio.gather(*(_run(batcher, [f"s{i}."]) for i in range(4)))
+        waited = time.monotonic() - start
+    finally:
+        await batcher.stop()
+    assert waited < 1.0
+    assert [len(s) for s, _ in engine.calls] == [4]
+
+
+async def test_different_scales_do_not_share_a_call() -> None:
+    engine = ToneEngine()
+    batcher = Batcher(engine, window_ms=50, max_batch=16)
+    batcher.start()
+    try:
+        await asyncio.gather(
+            _run(batcher, ["slow one."], SynthesisOptions(length_scale=1.5)),
+            _run(batcher, ["normal one."]),
+            _run(batcher, ["normal two."]),
+        )
+    finally:
+        await batcher.stop()
+    by_scale = {options.length_scale if options else None: sorted(s) for s, options in engine.calls}
+    assert by_scale == {1.5: ["slow one."], None: ["normal one.", "normal two."]}
+
+
+async def test_batching_off_runs_each_request_alone() -> None:
+    engine = ToneEngine(delay_s=0.005)
+    batcher = Batcher(engine, window_ms=0, max_batch=1)
+    batcher.start()
+    try:
+        await asyncio.gather(*(_run(batcher, [f"r{i}."]) for i in range(8)))
+    finally:
+        await batcher.stop()
+    assert [len(s) for s, _ in engine.calls] == [1] * 8
+
+
+async def test_a_failed_batch_fails_each_waiter_and_the_next_batch_runs() -> None:
+    engine = ToneEngine(fail_on="boom")
+    batcher = Batcher(engine, window_ms=30, max_batch=16)
+    batcher.start()
+    try:
+        results = await asyncio.gather(_run(batcher, ["boom."]), _run(batcher, ["fine."]), return_exceptions=True)
+        assert all(isinstance(r, RuntimeError) for r in results)
+        assert await _run(batcher, ["fine again."]) == [1]
+    finally:
+        await batcher.stop()
+
+
+def test_rejects_nonsense_settings() -> None:
+    with pytest.raises(ValueError):
+        Batcher(ToneEngine(), window_ms=-1)
+    with pytest.raises(ValueError):
+        Batcher(ToneEngine(), max_batch=0)

@@ -1,0 +1,178 @@
+"""The model service: one voice behind ``POST /invocations``, with readiness that means it.
+
+``GET /livez`` answers as soon as the process serves HTTP (and fails once loading failed, so an
+orchestrator restarts the container). ``GET /readyz`` answers 200 only after the voice is loaded
+*and* a warm-up synthesis ran, so the first real request does not pay for lazy initialisation
+(kernel selection, the phonemizer's first call); until then it is 503 and ``/invocations``
+refuses with 503 too. Loading runs in the background so liveness answers during the warm-up.
+
+The request and response format is in ``wire.py``; batching across requests in ``batcher.py``.
+A request naming a voice this service does not serve is refused (400): answering with another
+voice would be a silent substitution the caller cannot detect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from speech.engines.base import Engine
+from speech.types import SynthesisOptions
+from workers.model_server import wire
+from workers.model_server.batcher import Batcher
+
+log = logging.getLogger("lector.model_server")
+
+WARMUP_TEXT = "The voice is warming up, one sentence at a time."
+
+
+@dataclass(slots=True)
+class ModelState:
+    phase: str = "loading"  # loading -> ready | failed
+    error: str | None = None
+    batcher: Batcher | None = None
+    sample_rate: int = 0
+    started: float = 0.0
+    ready_after_s: float | None = None
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_model_app(
+    engine_factory: Callable[[], Engine],
+    *,
+    window_ms: float = 5.0,
+    max_batch: int = 16,
+    voice: str | None = None,
+    warmup_text: str = WARMUP_TEXT,
+) -> FastAPI:
+    """``engine_factory`` loads the voice (slow: called once, off the event loop). ``voice`` is
+    the name callers must send (``None`` accepts any). ``window_ms``/``max_batch``: see batcher."""
+    state = ModelState()
+
+    async def load() -> None:
+        try:
+            engine = await asyncio.to_thread(engine_factory)
+            batcher = Batcher(engine, window_ms=window_ms, max_batch=max_batch)
+            batcher.start()
+            state.batcher = batcher
+            await batcher.run_direct([warmup_text], SynthesisOptions())
+            state.sample_rate = engine.sample_rate
+            state.phase = "ready"
+            state.ready_after_s = round(time.monotonic() - state.started, 3)
+            log.info("voice %s ready after %.1f s", voice or "(any)", state.ready_after_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported by /livez, the process stays up to say so
+            log.exception("loading the voice failed")
+            state.phase, state.error = "failed", f"{type(exc).__name__}: {exc}"
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.started = time.monotonic()
+        loader = asyncio.create_task(load(), name="load-voice")
+        try:
+            yield
+        finally:
+            loader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await loader
+            if state.batcher is not None:
+                await state.batcher.stop()
+
+    app = FastAPI(title="lector model service", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.model = state
+
+    @app.get("/livez")
+    async def livez() -> Response:
+        if state.phase == "failed":
+            return JSONResponse({"status": "failed", "error": state.error}, status_code=500)
+        return JSONResponse({"status": "alive", "phase": state.phase})
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        if state.phase != "ready":
+            return JSONResponse({"ready": False, "phase": state.phase}, status_code=503)
+        return JSONResponse({"ready": True, "voice": voice, "sampleRate": state.sample_rate,
+                             "readyAfterSeconds": state.ready_after_s})
+
+    @app.get("/stats")
+    async def stats() -> Response:
+        body: dict[str, Any] = {"windowMs": window_ms, "maxBatch": max_batch, "phase": state.phase}
+        if state.batcher is not None:
+            body.update(state.batcher.stats.to_json())
+        return JSONResponse(body)
+
+    @app.post("/phonemize")
+    async def phonemize(request: Request) -> Response:
+        if state.phase != "ready" or state.batcher is None:
+            return _error(503, "model not ready")
+        try:
+            text = json.loads(await request.body())["text"]
+            if not isinstance(text, str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            return _error(400, "body must be {\"text\": \"...\"}")
+        phonemes = await asyncio.to_thread(state.batcher.engine.phonemize, text)
+        return JSONResponse({"phonemes": phonemes})
+
+    @app.post("/invocations", response_model=None)
+    async def invocations(request: Request) -> Response:
+        try:
+            req = wire.parse_request(json.loads(await request.body() or b"null"))
+        except (ValueError, UnicodeDecodeError) as exc:  # WireError is a ValueError
+            return _error(400, str(exc) if isinstance(exc, wire.WireError) else "body must be JSON")
+        if state.phase != "ready" or state.batcher is None:
+            return _error(503, "model not ready")
+        if voice is not None and req.voice is not None and req.voice != voice:
+            return _error(400, f"voice {req.voice} is not served here (this service serves {voice})")
+        options = SynthesisOptions(length_scale=req.length_scale, noise_scale=req.noise_scale, noise_w=req.noise_w)
+        futures = state.batcher.submit(req.sentences, options)
+        try:
+            first = await futures[0]
+        except Exception as exc:  # noqa: BLE001 - nothing sent yet: a plain 500
+            _cancel(futures)
+            return _error(500, f"inference failed: {exc}")
+        head = wire.header_frame(sample_rate=first[0].sample_rate, encoding=req.encoding,
+                                 sentences=len(req.sentences), voice=voice)
+
+        async def frames() -> AsyncIterator[bytes]:
+            batches = [first[1]]
+            try:
+                yield head + wire.chunk_frames(0, first[0], req.encoding)
+                for index, future in enumerate(futures[1:], start=1):
+                    try:
+                        chunk, size = await future
+                    except Exception as exc:  # noqa: BLE001 - the stream is open: an E frame
+                        yield wire.json_frame(wire.ERROR, {"error": f"inference failed: {exc}"})
+                        return
+                    batches.append(size)
+                    yield wire.chunk_frames(index, chunk, req.encoding)
+                yield wire.json_frame(wire.DONE, {"batches": batches})
+            finally:
+                _cancel(futures)
+
+        return StreamingResponse(frames(), media_type=wire.MEDIA_TYPE)
+
+    return app
+
+
+def _cancel(futures: list[asyncio.Future[Any]]) -> None:
+    """Drop what a gone client still waits for (and retrieve errors nobody will read)."""
+    for future in futures:
+        if not future.done():
+            future.cancel()
+        elif not future.cancelled():
+            future.exception()
