@@ -12,7 +12,7 @@ from typing import Any
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.validation import SynthesisRequest
-from speech.errors import TextError
+from speech.errors import PhonemesNotSupported, TextError
 from speech.synthesizer import Controls
 from speech.units import Unit, plan_units
 
@@ -52,6 +52,8 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         )
     except TextError as exc:
         raise e.ApiError(400, str(exc)) from exc
+    if any(unit.phonemes for unit in units) and not services.synthesizer.speaks_phonemes(voice):
+        raise e.ApiError(400, str(PhonemesNotSupported(req.speaker)))
     controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
     return Plan(model_id, requested, voice, lang, units, controls)
 

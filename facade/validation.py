@@ -116,7 +116,7 @@ def parse_request(
         lang=lang or None,
         sampling_rate=int(rate) if rate is not None else None,
         # The seed: clamped to 0.4-2.5 with no error.
-        time_scale=min(max(time_scale, TIME_SCALE_MIN), TIME_SCALE_MAX) if time_scale else 1.0,
+        time_scale=min(max(time_scale, TIME_SCALE_MIN), TIME_SCALE_MAX) if time_scale is not None else 1.0,
         speed_alpha=min(max(speed, SPEED_MIN), SPEED_MAX) if speed else None,
         audio_format=audio_format,
         no_text_normalization=_bool(payload.get("noTextNormalization"))

@@ -6,7 +6,8 @@
     ├── LanguageNotSupported     lang outside the model's (or voice's) languages
     ├── CatalogError             the voice catalog file is malformed (names the bad entry)
     ├── TextError
-    │   └── TextTooLong          a chunk exceeds what one request may carry
+    │   ├── TextTooLong          a chunk exceeds what one request may carry
+    │   └── PhonemesNotSupported `{phonemes}` for a voice whose engine takes only text
     ├── PhonemizerError          eSpeak NG failed or is unavailable
     ├── EngineError              inference failed (torch or weight loading)
     │   └── WeightsError         voice weights missing or not in the expected shape
@@ -52,6 +53,12 @@ class TextError(SpeechError):
 
 class TextTooLong(TextError):
     pass
+
+
+class PhonemesNotSupported(TextError):
+    def __init__(self, speaker: str) -> None:
+        super().__init__(f"speaker {speaker} does not accept phonemes between brackets")
+        self.speaker = speaker
 
 
 class PhonemizerError(SpeechError):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from speech.engines.base import Engine
-from speech.errors import TextError
+from speech.errors import PhonemesNotSupported
 from speech.text import normalize, split_sentences
 from speech.types import AudioChunk, SynthesisOptions
 
@@ -111,11 +111,16 @@ class Synthesizer:
         if unit.phonemes:
             speak = getattr(engine, "synthesize_phonemes", None)
             if speak is None:
-                raise TextError("phoneme input is not supported by this voice")
+                raise PhonemesNotSupported(getattr(voice, "speaker", str(voice.key)))
             options = SynthesisOptions(length_scale=controls.length_scale())
             with self._run_locks[voice.key]:
                 return speak([unit.phonemes], options)[0]  # type: ignore[no-any-return]
         return self.synthesize(voice, [unit.text], controls)[0]
+
+    def speaks_phonemes(self, voice: Any) -> bool:
+        """Whether ``voice``'s engine takes IPA directly (``{...}`` markup); asked before a
+        stream starts, so a voice that cannot gets a 400 instead of a stream cut short."""
+        return callable(getattr(self.engine(voice), "synthesize_phonemes", None))
 
     def phonemize(self, voice: Any, text: str) -> str:
         return self.engine(voice).phonemize(text)

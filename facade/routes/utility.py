@@ -95,9 +95,12 @@ async def phonemize(request: Request, services: ServicesDep) -> JSONResponse:
     payload = await _payload(request, json_errors=True)
     text, lang = _text_and_lang(payload, json_errors=True)
     speaker = payload.get("speaker")
+    model_id = payload.get("modelId")
+    if model_id is not None and not isinstance(model_id, str):
+        raise e.ApiError(400, "modelId must be a string", json_body=True)
     try:
         if isinstance(speaker, str):
-            voice = services.catalog.resolve(payload.get("modelId"), speaker, lang)
+            voice = services.catalog.resolve(model_id, speaker, lang)
         else:
             voice = next(iter(services.catalog.voices_of(None, lang)))
         normalized = await run_in_threadpool(normalize, text, voice.lang)

@@ -63,12 +63,14 @@ class Session:
     rate: int
     segment: str
     json_events: bool
+    endpoint: str  # "ws3", "ws2" or "ws": what the account's endpoint list is checked against
     buffer: list[tuple[str, str | None]] = field(default_factory=list)  # (text, contextId)
     context_id: str | None = None
     # (text, contextId, answers a flush/eos with "done"); None ends the worker
     queue: asyncio.Queue[tuple[str, str | None, bool] | None] = field(default_factory=asyncio.Queue)
     generation: int = 0  # bumped by clear: runs of an older generation stop
     unanswered: bool = False  # text was queued since the last "done" (or clear)
+    failed: bool = False  # the worker closed the socket with 1011; the reader just stops
 
 
 def _query(websocket: WebSocket) -> dict[str, Any]:
@@ -108,13 +110,13 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         return None
     await websocket.accept()
     rate = base.sampling_rate or default_rate(plan.model_id, fmt.value)
-    return Session(services, principal, base, fmt, rate, segment, json_events)
+    return Session(services, principal, base, fmt, rate, segment, json_events, endpoint)
 
 
 async def _synthesize(websocket: WebSocket, session: Session, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
     req = replace(session.base, text=text)
-    plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint="ws")
+    plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
     stats = StreamStats()
     generation = session.generation
     chunks = encoded_stream(
@@ -149,12 +151,30 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
 
 
 async def _worker(websocket: WebSocket, session: Session) -> None:
-    while (item := await session.queue.get()) is not None:
-        text, context_id, done = item
-        if text.strip():
-            await _synthesize(websocket, session, text, context_id, done)
-        elif done and session.json_events:  # a flush with nothing left to say: everything before it is out
-            await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
+    """Synthesizes queued runs in order. A failure closes the socket with 1011 at once: a client
+    waiting for ``done`` (LiveKit, Pipecat) must learn of it now, not at its next message."""
+    try:
+        while (item := await session.queue.get()) is not None:
+            text, context_id, done = item
+            if text.strip():
+                await _synthesize(websocket, session, text, context_id, done)
+            elif done and session.json_events:  # a flush with nothing left to say: everything before it is out
+                await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
+    except (WebSocketDisconnect, asyncio.CancelledError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - every failure of a run is a 1011 close
+        session.failed = True
+        await _close_failed(websocket, exc)
+
+
+async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
+    """Close with 1011 and ``<status>: <message>``, the HTTP answer the same failure would get."""
+    mapped = (exc.status, exc.message) if isinstance(exc, e.ApiError) else e.lookup(exc)
+    status, message = mapped or (500, e.INTERNAL)
+    if status >= 500:
+        log.exception("websocket failed", exc_info=exc)
+    with contextlib.suppress(Exception):
+        await websocket.close(1011, f"{status}: {message}"[:120])
 
 
 async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done: bool = False) -> None:
@@ -286,12 +306,8 @@ async def _serve(websocket: WebSocket, *, json_events: bool, endpoint: str, mode
     except WebSocketDisconnect:
         return
     except Exception as exc:  # noqa: BLE001 - after the upgrade, failures close with 1011
-        mapped = e.lookup(exc) if not isinstance(exc, e.ApiError) else (exc.status, exc.message)
-        status, message = mapped or (500, e.INTERNAL)
-        if status >= 500:
-            log.exception("websocket failed", exc_info=exc)
-        with contextlib.suppress(Exception):
-            await websocket.close(1011, f"{status}: {message}"[:120])
+        if not session.failed:  # else the worker already closed it, and reading after that fails
+            await _close_failed(websocket, exc)
 
 
 @router.websocket("/ws3")

@@ -236,3 +236,40 @@ def test_a_client_that_hangs_up_is_billed_for_what_was_synthesized(stack, pg_url
     (characters, transport), = rows
     assert transport == "http"
     assert 0 < characters < len(text)
+
+
+def test_time_scale_zero_is_clamped_to_the_minimum(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    """0 is a number below the range, not "absent": it clamps to 0.4 (faster), not to 1.0."""
+    body = {"text": "Speed test sentence for clamping.", "speaker": "joe", "samplingRate": 8000}
+    normal = len(_post(stack, api_key, body).content)
+    fast = len(_post(stack, api_key, {**body, "timeScaleFactor": 0}).content)
+    minimum = len(_post(stack, api_key, {**body, "timeScaleFactor": 0.4}).content)
+    assert fast / normal < 0.7  # 1.0 would give about 1
+    assert abs(fast - minimum) / minimum < 0.1  # the same as the minimum (durations carry a little noise)
+
+
+def test_phonemes_between_brackets_are_spoken(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    words = _seconds(stack, api_key, {"text": "Before. After."})
+    with_ipa = _seconds(stack, api_key, {"text": "Before. {həlˈoʊ wˈɜːld} After.", "phonemizeBetweenBrackets": True})
+    assert 0.4 < with_ipa - words < 2.0  # the two phoneme words, spoken between the sentences
+
+
+def test_phonemes_for_a_voice_without_phoneme_input_are_a_clear_400(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    response = _post(stack, api_key, {"text": "Say {h ə l oʊ}.", "speaker": "walter", "phonemizeBetweenBrackets": True})
+    _plain(response, 400, "speaker walter does not accept phonemes between brackets")
+
+
+@pytest.mark.parametrize("audio_format", ["pcm", "flac", "nonsense"])
+def test_json_variant_with_an_unknown_audio_format_is_a_400(stack, api_key: str, audio_format: str) -> None:  # type: ignore[no-untyped-def]
+    response = _post(stack, api_key, {"text": "Json please.", "speaker": "joe", "modelId": "mist", "audioFormat": audio_format},
+                     accept="application/json")
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("text/plain")
+    assert audio_format in response.text
+
+
+@pytest.mark.parametrize("model", ["coda", "arcana"])
+def test_json_is_406_for_models_without_a_json_representation(stack, api_key: str, model: str) -> None:  # type: ignore[no-untyped-def]
+    response = _post(stack, api_key, {"text": "hi", "speaker": "joe", "modelId": model}, accept="application/json")
+    assert response.status_code == 406
+    assert response.text.startswith(f'modelId "{model}" can only be returned as streamed audio')

@@ -42,3 +42,9 @@ def test_oov_lists_words_outside_the_dictionary(stack, api_key: str) -> None:  #
     words = [w.lower() for w in response.json()]
     assert "zorblaxed" in words and "flumpington" in words
     assert "cat" not in words
+
+
+@pytest.mark.parametrize("model", [["mistv3"], 7, {"x": 1}])
+def test_phonemize_with_a_non_string_model_is_a_json_400(stack, api_key: str, model: object) -> None:  # type: ignore[no-untyped-def]
+    response = _post(stack, "/phonemize", api_key, {"text": "hello", "lang": "en", "speaker": "joe", "modelId": model})
+    assert (response.status_code, response.json()) == (400, {"error": "modelId must be a string"})

@@ -223,3 +223,89 @@ async def test_hang_up_mid_synthesis_bills_what_was_made(stack, pg_url: str) -> 
     engine.dispose()
     assert len(rows) == 1 and rows[0][1] == "ws"
     assert 0 < rows[0][0] < len(text)
+
+
+async def test_a_failing_run_closes_with_1011_before_eos(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    """A run that fails after the upgrade (here: phonemes for a formant voice) must close the socket
+    at once with the HTTP answer as reason; a client waiting for ``done`` would otherwise hang."""
+    url = _ws_url(stack, "/ws3", speaker="walter", audioFormat="pcm", phonemizeBetweenBrackets="true", segment="never")
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {api_key}"}) as ws:
+        await ws.send(json.dumps({"text": "Say {h ə l oʊ} now. ", "contextId": "p"}))
+        await ws.send(json.dumps({"operation": "flush", "contextId": "p"}))
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                await asyncio.wait_for(ws.recv(), 30)
+    assert info.value.rcvd is not None
+    assert info.value.rcvd.code == 1011
+    assert info.value.rcvd.reason == "400: speaker walter does not accept phonemes between brackets"
+
+
+async def test_phonemes_between_brackets_are_spoken_on_ws3(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    url = _ws_url(stack, "/ws3", speaker="joe", audioFormat="pcm", samplingRate="16000",
+                  phonemizeBetweenBrackets="true", segment="never")
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {api_key}"}) as ws:
+        await ws.send(json.dumps({"text": "{həlˈoʊ wˈɜːld}"}))
+        await ws.send(json.dumps({"operation": "flush"}))
+        events = await _events(ws, 1)
+    audio = b"".join(base64.b64decode(e["data"]) for e in events if e["type"] == "chunk")
+    assert 0.4 < len(audio) / 2 / 16000 < 3.0
+
+
+@pytest.mark.parametrize(("path", "endpoint"), [("/ws3", "ws3"), ("/ws2", "ws2"), ("/ws", "ws")])
+async def test_an_account_limited_to_one_socket_endpoint_can_synthesize_there(  # type: ignore[no-untyped-def]
+    stack, pg_url: str, path: str, endpoint: str
+) -> None:
+    """Endpoint permissions are checked under the socket's own name at the upgrade *and* for each
+    run, so an account allowed only ``ws3`` (or ``ws2``, ``ws``) is served, and refused elsewhere."""
+    import uuid
+
+    from store.db import accounts, keys
+    from store.db.session import make_engine, make_sessionmaker, session_scope
+
+    engine = make_engine(pg_url)
+    with session_scope(make_sessionmaker(engine)) as session:
+        account = accounts.create_account(session=session, name=f"ep-{uuid.uuid4().hex[:6]}", allowed_endpoints=[endpoint])
+        key = keys.create_key(session=session, account_id=account.id)[1]
+    engine.dispose()
+    headers = {"Authorization": f"Bearer {key}"}
+    params = {"speaker": "joe", "audioFormat": "pcm", "samplingRate": "16000"}
+    async with websockets.connect(_ws_url(stack, path, **params), additional_headers=headers) as ws:
+        if path == "/ws":
+            await ws.send("Allowed here.")
+            await ws.send("<EOS>")
+            audio = b""
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    audio += await asyncio.wait_for(ws.recv(), 30)
+            assert ws.close_code == 1000
+        else:
+            await ws.send(json.dumps({"text": "Allowed here. "}))
+            await ws.send(json.dumps({"operation": "flush"}))
+            events = await _events(ws, 1)
+            audio = b"".join(base64.b64decode(e["data"]) for e in events if e["type"] == "chunk")
+    assert len(audio) / 2 / 16000 > 0.3
+    other = "/ws2" if path != "/ws2" else "/ws3"
+    with pytest.raises(InvalidStatus) as refused:
+        async with websockets.connect(_ws_url(stack, other, **params), additional_headers=headers):
+            pass
+    assert refused.value.response.status_code == 403
+    assert refused.value.response.body == b"access forbidden"
+
+
+async def test_raw_ws_flush_and_clear(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    """``<CLEAR>`` drops unflushed text; ``<FLUSH>`` speaks what is buffered without a sentence end."""
+    url = _ws_url(stack, "/ws", speaker="joe", audioFormat="pcm", samplingRate="16000")
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {api_key}"}) as ws:
+        await ws.send("this text is dropped")
+        await ws.send("<CLEAR>")
+        await ws.send("two words")
+        await ws.send("<FLUSH>")
+        first = await asyncio.wait_for(ws.recv(), 30)
+        assert isinstance(first, bytes) and first
+        await ws.send("<EOS>")
+        audio = first
+        with pytest.raises(ConnectionClosed):
+            while True:
+                audio += await asyncio.wait_for(ws.recv(), 30)
+    seconds = len(audio) / 2 / 16000
+    assert 0.3 < seconds < 1.8  # "two words", not the dropped sentence as well

@@ -177,23 +177,47 @@ class VitsEngine:
         self, sentences: Sequence[str], options: SynthesisOptions | None = None
     ) -> list[AudioChunk]:
         """One chunk per sentence, in order; empty sentences give empty chunks."""
-        noise_scale, length_scale, noise_w = self._scales(options)
-        chunks: list[AudioChunk | None] = [None] * len(sentences)
-        items = []
+        items: list[_Item | None] = []
         voice = self.config.espeak_voice
         for index, text in enumerate(sentences):
             phonemes = self._phonemizer.phonemize(text, voice) if text.strip() else ""
             if not phonemes:
-                chunks[index] = self._empty(text)
+                items.append(None)
                 continue
             ids, positions = self.config.phoneme_ids(phonemes)
             words = self._phonemizer.phonemize_words(text, voice)
             items.append(_Item(index, text, phonemes, ids, positions, words))
+        return self._synthesize_items(items, sentences, options)
 
-        for batch in self._batches(items):
+    def synthesize_phonemes(
+        self, phoneme_strings: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """IPA spoken as written (the vendor's ``{...}`` with ``phonemizeBetweenBrackets``).
+
+        Characters the voice has no id for are skipped, as Piper does; a string with none the
+        voice knows gives an empty chunk. The whole string is one "word" for the timings, since
+        there is no spelling to align it with."""
+        items: list[_Item | None] = []
+        for index, phonemes in enumerate(phoneme_strings):
+            phonemes = phonemes.strip()
+            ids, positions = self.config.phoneme_ids(phonemes) if phonemes else ([], [])
+            if not any(position >= 0 for position in positions):
+                items.append(None)
+                continue
+            items.append(_Item(index, phonemes, phonemes, ids, positions, [(phonemes, phonemes)]))
+        return self._synthesize_items(items, phoneme_strings, options)
+
+    def _synthesize_items(
+        self, items: Sequence[_Item | None], texts: Sequence[str], options: SynthesisOptions | None
+    ) -> list[AudioChunk]:
+        """Run the present items in length-sorted batches; a missing item is an empty chunk."""
+        noise_scale, length_scale, noise_w = self._scales(options)
+        chunks = [self._empty(text) for text in texts]
+        present = [item for item in items if item is not None]
+        for batch in self._batches(present):
             for item, chunk in zip(batch, self._run(batch, noise_scale, length_scale, noise_w), strict=True):
                 chunks[item.index] = chunk
-        return [c if c is not None else self._empty("") for c in chunks]
+        return chunks
 
     def _scales(self, options: SynthesisOptions | None) -> tuple[float, float, float]:
         options = options or SynthesisOptions()

@@ -181,3 +181,18 @@ def test_converted_weights_are_cached_by_sha256(
     load_voice_weights(second, joe_paths[0], cache_dir=tmp_path)
     for name, value in first.state_dict().items():
         assert torch.equal(value, second.state_dict()[name]), name
+
+
+def test_phonemes_spoken_as_written_equal_the_same_text(vits_engine: VitsEngine) -> None:
+    """``{...}`` markup: IPA given directly must give exactly the audio of the text it spells, and
+    characters the voice has no id for are skipped rather than failing the request."""
+    text = "Hello there, my friend."
+    ipa = vits_engine.phonemize(text)
+    from_text = vits_engine.synthesize([text], ZERO_NOISE)[0]
+    from_ipa, with_unknown, nothing = vits_engine.synthesize_phonemes([ipa, ipa + "\u2603", "\u2603\u2603"], ZERO_NOISE)
+    assert from_ipa.samples.shape == from_text.samples.shape
+    np.testing.assert_allclose(from_ipa.samples, from_text.samples, atol=1e-4)
+    np.testing.assert_allclose(with_unknown.samples, from_text.samples, atol=1e-4)
+    assert nothing.samples.size == 0
+    assert [w.word for w in from_ipa.words] == [ipa]
+    assert from_ipa.words[0].end <= from_ipa.duration + 1e-6
