@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -21,7 +22,7 @@ SessionFactory = Callable[[], AbstractContextManager[Session]]
 @dataclass(frozen=True, slots=True)
 class DeliveryOutcome:
     delivered: bool
-    retry_in_s: float | None  # None: stop (delivered, no webhook, refused target, or out of attempts)
+    retry_in_s: float | None  # None: stop (delivered, no webhook, refused target, or the day is over)
 
 
 def event_payload(job: Any, *, audio_url: str | None) -> dict[str, Any]:
@@ -46,7 +47,11 @@ def deliver(
     audio_url: Callable[[Any], str | None],
     allow_private: bool,
     timeout_s: float,
+    max_delay_s: float = webhooks.MAX_DELAY_S,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> DeliveryOutcome:
+    """One attempt; the outcome says whether and when to try again. Retries stop once the next
+    attempt would fall outside ``webhooks.RETRY_WINDOW_S`` after the job finished."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if not job.webhook_url or not job.is_terminal:
@@ -56,6 +61,7 @@ def deliver(
         secret = account_repo.get_account(session=session, account_id=job.account_id).webhook_secret
         payload = event_payload(job, audio_url=audio_url(job))
         url = job.webhook_url
+        finished_at = job.finished_at or now()
     try:
         webhooks.check_url(url, allow_private=allow_private)
         result = webhooks.post(url, payload, secret=secret, timeout_s=timeout_s)
@@ -71,6 +77,7 @@ def deliver(
         )
     if result.delivered:
         return DeliveryOutcome(True, None)
-    if refused or attempt >= webhooks.MAX_ATTEMPTS:
+    delay = webhooks.backoff_seconds(attempt, cap_s=max_delay_s)
+    if refused or (now() - finished_at).total_seconds() + delay > webhooks.RETRY_WINDOW_S:
         return DeliveryOutcome(False, None)
-    return DeliveryOutcome(False, webhooks.backoff_seconds(attempt))
+    return DeliveryOutcome(False, delay)

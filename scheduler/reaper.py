@@ -4,6 +4,11 @@ A job whose row has not changed for ``stall_after`` lost its task somewhere: a R
 without persistence, a worker that died before acknowledging and whose message expired, a bug.
 Re-sending is always safe because every step is idempotent; at worst a slow task and its
 re-sent twin both run, and the second finds the chunks done.
+
+Webhooks get the same care after the job ends: a finished job whose callback was neither
+delivered nor retried when its schedule said (the retry task was lost with Redis) gets its next
+attempt re-sent, while the day-long retry window lasts. A twin attempt finds the delivered row
+and stops, so the customer gets the callback once.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from scheduler import webhooks
 from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN
-from store.db.models import Job
+from store.db import jobs as job_repo
+from store.db.models import TERMINAL_JOB_STATUSES, Job
 
 STALL_AFTER = timedelta(minutes=5)
 _NEXT_STEP = {"queued": TASK_PLAN, "planning": TASK_PLAN, "running": TASK_PLAN, "assembling": TASK_ASSEMBLE}
@@ -33,6 +40,51 @@ def stalled(*, session: Session, now: datetime | None = None, stall_after: timed
         actions.append((_NEXT_STEP[job.status], str(job.id)))
     session.flush()
     return actions
+
+
+def lost_webhooks(
+    *,
+    session: Session,
+    now: datetime | None = None,
+    stall_after: timedelta = STALL_AFTER,
+    max_delay_s: float = webhooks.MAX_DELAY_S,
+) -> list[tuple[str, int]]:
+    """(job id, attempt number) of callbacks to re-send: undelivered, inside the retry window,
+    and overdue by ``stall_after`` (no first attempt after the job ended, or no next attempt
+    after the last one's backoff). Touches each job so the next sweep waits again."""
+    now = now or datetime.now(UTC)
+    window_start = now - timedelta(seconds=webhooks.RETRY_WINDOW_S)
+    jobs = session.scalars(
+        select(Job)
+        .where(
+            Job.status.in_(list(TERMINAL_JOB_STATUSES)),
+            Job.webhook_url.is_not(None),
+            Job.finished_at > window_start,
+            Job.updated_at < now - stall_after,
+        )
+        .with_for_update(skip_locked=True)
+        .limit(500)
+    ).all()
+    actions = []
+    for job in jobs:
+        attempts = job_repo.list_webhook_attempts(session=session, job_id=job.id)
+        if any(a.delivered for a in attempts):
+            continue
+        if attempts:
+            last = attempts[-1]
+            due = last.created_at + timedelta(seconds=webhooks.backoff_seconds(last.attempt, cap_s=max_delay_s))
+            next_attempt = last.attempt + 1
+        else:
+            due, next_attempt = job.finished_at or job.updated_at, 1
+        if _aware(due) + stall_after < now:
+            job.updated_at = now
+            actions.append((str(job.id), next_attempt))
+    session.flush()
+    return actions
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def audio_url(objects: Any, job: Any, *, expires_s: int, public_base: str | None = None) -> str | None:

@@ -25,12 +25,32 @@ import httpx
 from scheduler.errors import InvalidWebhookUrl
 
 SIGNATURE_HEADER = "Lector-Signature"
-MAX_ATTEMPTS = 35  # with the backoff below the attempts span a little over 24 hours
+RETRY_WINDOW_S = 24 * 3600  # attempts go on for a day after the job finished
+MAX_DELAY_S = 3600
 
 
-def backoff_seconds(attempt: int) -> float:
-    """Delay before attempt ``attempt + 1``: 5 s doubling, capped at one hour."""
-    return float(min(5 * 2 ** max(attempt - 1, 0), 3600))
+def delay_cap(visibility_timeout_s: float) -> float:
+    """The longest wait between attempts that the queue can hold safely.
+
+    A retry is a Celery task with a countdown, and the Redis transport keeps such a task unacked
+    in the worker until it is due: past the visibility timeout Redis hands it out again, and
+    every hand-out would become a chain of callbacks of its own. So the wait stays under half
+    the visibility timeout (and one hour at most)."""
+    return float(max(5.0, min(MAX_DELAY_S, visibility_timeout_s / 2)))
+
+
+def backoff_seconds(attempt: int, *, cap_s: float = MAX_DELAY_S) -> float:
+    """Delay before attempt ``attempt + 1``: 5 s doubling, capped at ``cap_s``."""
+    return float(min(5 * 2 ** min(max(attempt - 1, 0), 30), cap_s))
+
+
+def attempts_within_window(cap_s: float = MAX_DELAY_S) -> int:
+    """How many attempts the schedule makes before the retry window closes (for operators)."""
+    elapsed, attempt = 0.0, 1
+    while elapsed + backoff_seconds(attempt, cap_s=cap_s) <= RETRY_WINDOW_S:
+        elapsed += backoff_seconds(attempt, cap_s=cap_s)
+        attempt += 1
+    return attempt
 
 
 def sign(secret: str, body: bytes, *, timestamp: int | None = None) -> str:

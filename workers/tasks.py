@@ -15,7 +15,7 @@ from typing import Any
 import redis
 from celery import Task
 
-from scheduler import assembly, delivery, planning, reaper, retention, synthesis
+from scheduler import assembly, delivery, planning, reaper, retention, synthesis, webhooks
 from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_EXPIRE,
@@ -117,6 +117,7 @@ def deliver_webhook(job_id: str, attempt: int = 1) -> bool:
         sessions=res.sessions, job_id=uuid.UUID(job_id), attempt=attempt,
         audio_url=lambda job: reaper.audio_url(res.objects, job, expires_s=res.settings.s3_presign_seconds),
         allow_private=res.settings.webhook_allow_private, timeout_s=res.settings.webhook_timeout_s,
+        max_delay_s=webhooks.delay_cap(res.settings.visibility_timeout_s),
     )
     if outcome.retry_in_s is not None:
         res.dispatcher.send(TASK_WEBHOOK, job_id, attempt + 1, countdown=outcome.retry_in_s)
@@ -126,11 +127,18 @@ def deliver_webhook(job_id: str, attempt: int = 1) -> bool:
 @celery_app.task(name=TASK_REAP, **RETRY)
 def reap() -> int:
     res = _res()
+    stall_after = timedelta(seconds=res.settings.stall_after_s)
     with res.sessions() as session:
-        actions = reaper.stalled(session=session, stall_after=timedelta(seconds=res.settings.stall_after_s))
+        actions = reaper.stalled(session=session, stall_after=stall_after)
+        callbacks = reaper.lost_webhooks(
+            session=session, stall_after=stall_after,
+            max_delay_s=webhooks.delay_cap(res.settings.visibility_timeout_s),
+        )
     for task, job_id in actions:
         res.dispatcher.send(task, job_id)
-    return len(actions)
+    for job_id, attempt in callbacks:
+        res.dispatcher.send(TASK_WEBHOOK, job_id, attempt)
+    return len(actions) + len(callbacks)
 
 
 @celery_app.task(name=TASK_EXPIRE, **RETRY)

@@ -141,17 +141,27 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
         pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats), fmt, rate
     )
 
+    request_id = uuid.uuid4().hex
+
     async def events() -> AsyncIterator[bytes]:
+        recorded = False
         try:
             while (data := await run_in_threadpool(_next, chunks)) is not None:
                 yield _event("chunk", {"data": base64.b64encode(data).decode()})
+            # Billed before "done" goes out: a client that saw the end is billed even if we die now.
+            recorded = True
+            await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=request_id)
             words = {"words": [w.word for w in stats.words], "start": [round(w.start, 3) for w in stats.words],
                      "end": [round(w.end, 3) for w in stats.words]}
             yield _event("timestamps", {"word_timestamps": words})
             yield _event("done", {})
         finally:
             chunks.close()
-            await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+            if not recorded:  # the client went away part-way: bill what was made
+                with anyio.CancelScope(shield=True):
+                    await run_in_threadpool(
+                        record, services, principal, req, plan, stats, transport="http", request_id=request_id
+                    )
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 

@@ -123,6 +123,15 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
         pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=session.rate, stats=stats),
         session.fmt, session.rate,
     )
+    recorded = False
+
+    async def bill() -> None:
+        nonlocal recorded
+        recorded = True
+        await run_in_threadpool(
+            record, services, session.principal, req, plan, stats, transport="ws", request_id=uuid.uuid4().hex
+        )
+
     try:
         while session.generation == generation:
             data = await run_in_threadpool(next, chunks, None)
@@ -132,6 +141,8 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
                 await websocket.send_text(json.dumps({"type": "chunk", "data": base64.b64encode(data).decode(), "contextId": context_id}))
             else:
                 await websocket.send_bytes(data)
+        # Billed before "done": a client that saw the run complete is billed even if we die now.
+        await bill()
         if session.json_events and session.generation == generation:
             words = stats.words
             await websocket.send_text(json.dumps({
@@ -143,10 +154,9 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
             if done:
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     finally:
-        with anyio.CancelScope(shield=True):  # a hang-up cancels this task; what was made is still billed
-            await run_in_threadpool(
-                record, services, session.principal, req, plan, stats, transport="ws", request_id=uuid.uuid4().hex
-            )
+        if not recorded:
+            with anyio.CancelScope(shield=True):  # a hang-up cancels this task; what was made is still billed
+                await bill()
         close_quietly(chunks)
 
 

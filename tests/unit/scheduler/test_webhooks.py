@@ -3,7 +3,15 @@ from __future__ import annotations
 import pytest
 
 from scheduler.errors import InvalidWebhookUrl
-from scheduler.webhooks import MAX_ATTEMPTS, backoff_seconds, check_url, sign, verify
+from scheduler.webhooks import (
+    RETRY_WINDOW_S,
+    attempts_within_window,
+    backoff_seconds,
+    check_url,
+    delay_cap,
+    sign,
+    verify,
+)
 
 
 def test_signature_round_trip_and_tamper() -> None:
@@ -19,10 +27,25 @@ def test_old_signatures_are_refused() -> None:
     assert not verify("s3cret", b"x", "garbage")
 
 
-def test_backoff_spans_a_day() -> None:
-    delays = [backoff_seconds(a) for a in range(1, MAX_ATTEMPTS)]
-    assert delays[0] == 5 and max(delays) == 3600
-    assert 24 * 3600 <= sum(delays) <= 30 * 3600
+def test_backoff_doubles_from_five_seconds_to_the_cap() -> None:
+    assert [backoff_seconds(a) for a in (1, 2, 3, 4)] == [5, 10, 20, 40]
+    assert backoff_seconds(100) == 3600
+    assert backoff_seconds(100, cap_s=900) == 900
+
+
+@pytest.mark.parametrize("visibility_timeout_s", [30, 1800, 3600, 7200, 86400])
+def test_retry_waits_stay_under_the_visibility_timeout(visibility_timeout_s: int) -> None:
+    """A countdown longer than the Redis visibility timeout is handed out twice: never wait that long."""
+    cap = delay_cap(visibility_timeout_s)
+    assert max(backoff_seconds(a, cap_s=cap) for a in range(1, 200)) < visibility_timeout_s
+    assert cap <= 3600
+
+
+@pytest.mark.parametrize("cap", [900.0, 3600.0])
+def test_attempts_span_the_day(cap: float) -> None:
+    attempts = attempts_within_window(cap)
+    spent = sum(backoff_seconds(a, cap_s=cap) for a in range(1, attempts))
+    assert RETRY_WINDOW_S - cap < spent <= RETRY_WINDOW_S
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com/x", "file:///etc/passwd", "http://127.0.0.1/x", "http://10.0.0.8/hook",
