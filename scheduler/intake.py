@@ -78,17 +78,21 @@ def submit_job(
     # The text goes to the object store first: a row must never point at a missing object.
     key = source_key(job_id)
     objects.put_bytes(key, spec.text.encode("utf-8"), content_type="text/plain; charset=utf-8")
-    job, created = job_repo.create_job(
-        session=session,
-        job_id=job_id,
-        account_id=account_id,
-        params=spec.params(),
-        request_hash=request_hash,
-        idempotency_key=idempotency_key,
-        text_key=key,
-        characters=len(spec.text),
-        webhook_url=spec.webhook_url,
-    )
+    try:
+        job, created = job_repo.create_job(
+            session=session,
+            job_id=job_id,
+            account_id=account_id,
+            params=spec.params(),
+            request_hash=request_hash,
+            idempotency_key=idempotency_key,
+            text_key=key,
+            characters=len(spec.text),
+            webhook_url=spec.webhook_url,
+        )
+    except Exception:
+        objects.delete(key)  # no row will point at it (a 409 conflict, the database gone)
+        raise
     if not created:
         objects.delete(key)  # the Idempotency-Key named an earlier job: this upload is surplus
     return job, created

@@ -202,7 +202,8 @@ async def submit(
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
     view, created = await run_in_threadpool(_submit, services, principal, spec, idempotency_key)
-    return JSONResponse(view, status_code=202 if created else 200)
+    # A replay answers as the first submission did (202), flagged the way Stripe flags replays.
+    return JSONResponse(view, status_code=202, headers={} if created else {"Idempotent-Replayed": "true"})
 
 
 def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[str, Any]:

@@ -112,3 +112,14 @@ def disable(name: str = typer.Argument(...)) -> None:
     with reported_errors(), database_session(Settings()) as session:
         account = db.disable_account(session=session, name=name)
         Console().print(f"{account.name}: disabled", highlight=False, soft_wrap=True)
+
+
+@app.command("webhook-secret")
+def webhook_secret(name: str = typer.Argument(...)) -> None:
+    """Print the account's webhook signing secret, alone on stdout.
+
+    Job callbacks carry ``Lector-Signature: t=<unix>,v1=<hex>``: HMAC-SHA256 with this secret
+    over ``"<t>." + body``. Customers verify it with this value (see scheduler/webhooks.verify)."""
+    with reported_errors(), database_session(Settings()) as session:
+        secret = db.get_account_by_name(session=session, name=name).webhook_secret
+    typer.echo(secret)

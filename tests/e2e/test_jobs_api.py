@@ -268,3 +268,19 @@ def test_expired_audio_is_410_and_the_job_row_stays(stack, stack_env: dict[str, 
     job = httpx.get(f"{stack.api_url}/v1/jobs/{job_id}", headers=_auth(key)).json()
     assert job["status"] == "succeeded" and job["expired"] is True and job["characters"] == len("Soon gone.")
     assert json.loads(json.dumps(job))["durationSeconds"] > 0
+
+
+def test_idempotency_key_replay_is_202_and_another_body_is_409(stack, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+    key = _new_key(pg_url)
+    headers = {**_auth(key), "Idempotency-Key": uuid.uuid4().hex}
+    body = {"text": "One short sentence to render.", "speaker": "joe", "format": "wav"}
+    first = httpx.post(f"{stack.api_url}/v1/jobs", headers=headers, json=body, timeout=30)
+    replay = httpx.post(f"{stack.api_url}/v1/jobs", headers=headers, json=body, timeout=30)
+    assert (first.status_code, replay.status_code) == (202, 202)
+    assert replay.json()["id"] == first.json()["id"]
+    assert replay.headers.get("idempotent-replayed") == "true" and "idempotent-replayed" not in first.headers
+    other = httpx.post(f"{stack.api_url}/v1/jobs", headers=headers, json={**body, "text": "A different text."}, timeout=30)
+    assert (other.status_code, other.text) == (409, "Idempotency-Key was already used with a different request body")
+    listed = httpx.get(f"{stack.api_url}/v1/jobs", headers=_auth(key), timeout=30).json()
+    jobs = listed["jobs"] if isinstance(listed, dict) else listed
+    assert len(jobs) == 1

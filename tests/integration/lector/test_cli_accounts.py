@@ -109,3 +109,27 @@ def test_set_limits(cli_db: str) -> None:
     assert result.exit_code == 0, result.output
     listed = runner.invoke(accounts.app, ["list"])
     assert "coda, mist" in listed.stdout
+
+
+def test_webhook_secret_is_printed_and_verifies_a_signature(cli_db: str) -> None:
+    from scheduler.webhooks import sign, verify
+
+    runner = CliRunner()
+    name = f"cli-{uuid.uuid4().hex[:8]}"
+    assert runner.invoke(accounts.app, ["create", name]).exit_code == 0
+    result = runner.invoke(accounts.app, ["webhook-secret", name])
+    assert result.exit_code == 0, result.output
+    secret = result.stdout.strip()
+    engine = make_engine(cli_db, pool=False)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            from store.db import get_account_by_name
+
+            stored = get_account_by_name(session=session, name=name).webhook_secret
+    finally:
+        engine.dispose()
+    assert secret == stored and len(secret) >= 32
+    body = b'{"event":"job.succeeded"}'
+    assert verify(secret, body, sign(stored, body))
+    missing = runner.invoke(accounts.app, ["webhook-secret", "no-such-account"])
+    assert missing.exit_code != 0
