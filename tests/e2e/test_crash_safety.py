@@ -105,7 +105,19 @@ def test_killed_synth_worker_loses_nothing_and_bills_once(crash_stack: Stack, pg
     engine.dispose()
     assert [tuple(r) for r in rows] == [tuple(r) for r in chunk_chars]  # each chunk billed exactly once
     assert len("".join(book.split())) <= sum(r[1] for r in rows) <= len(book)
-    assert objects.exists(current.result_key)
+    # The audio is complete: the WAV holds every chunk's audio (plus the pauses between them).
+    with engine.connect() as conn:
+        speech_s = conn.execute(text("SELECT sum(duration_s) FROM job_chunks WHERE job_id = :j"), {"j": job_id}).scalar_one()
+    engine.dispose()
+    wav = objects.get_bytes(current.result_key)
+    assert wav[:4] == b"RIFF"
+    import io
+    import wave
+
+    with wave.open(io.BytesIO(wav)) as reader:
+        wav_s = reader.getnframes() / reader.getframerate()
+    assert speech_s > 10 and speech_s <= wav_s <= speech_s + 0.8 * current.chunks_total + 2
+    assert abs(wav_s - current.audio_seconds) < 0.05
     with contextlib.suppress(Exception):
         objects.delete(current.result_key)
 
