@@ -8,6 +8,7 @@ scripts, ``migrations/env.py``) and passed down as plain values; nothing else re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,6 +42,8 @@ class Settings(BaseSettings):
     # Synthesis
     torch_threads: int = 0  # 0: every core
     device: str = "auto"  # auto, cpu, cuda
+    engine_dtype: Literal["float32", "bfloat16"] = Field("float32", description="neural decoder precision: float32, or bfloat16 on GPUs")
+    voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: str | None = Field(None, validation_alias="MODEL_URL")
 
     # Jobs

