@@ -121,12 +121,28 @@ def cloud_services(settings: Any) -> tuple[Services, Callable[[], None]]:
         presign_seconds=settings.s3_presign_seconds,
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
+        usage_outbox=_usage_outbox(settings, sessions),
     )
+
     def close() -> None:
+        services.usage_outbox.close()
         engine.dispose()
         redis_client.close()
 
     return services, close
+
+
+def _usage_outbox(settings: Any, sessions: Callable[[], Any]) -> Any:
+    """Usage rows PostgreSQL could not take, on disk until it can. One folder per serving port:
+    the spool is safe for one process, and a restarted process on that port replays what its
+    predecessor left."""
+    from facade.usage import replay_into
+    from facade.usage_spool import UsageSpool
+
+    outbox = UsageSpool(settings.data_dir / f"usage-outbox-{settings.port}", None, post=replay_into(sessions),
+                        interval_s=5.0)
+    outbox.start()
+    return outbox
 
 
 def create_app_from_env() -> FastAPI:

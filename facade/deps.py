@@ -55,6 +55,7 @@ class Services:
     admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403
     # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
     usage_sink: Callable[[dict[str, Any]], Any] | None = None
+    usage_outbox: Any | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""

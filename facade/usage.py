@@ -3,13 +3,20 @@
 Characters are the request's own characters (what the customer sent, not our normalised
 expansion). A stream cut short bills the share of sentences that were synthesized; a request
 that produced no audio bills nothing. Self-hosted mode has no database and skips this.
+
+When PostgreSQL cannot take the row (it went away after the request was authenticated), the
+row goes to the outbox: a ``UsageSpool`` on local disk, fsynced before ``record`` returns, that
+a background thread replays into PostgreSQL (``replay_into``) once it answers again. A replay
+that crashed half-way is sent again, and rows already in are recognised by request id and time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Generator
+import uuid
+from collections.abc import Callable, Generator
+from datetime import UTC, datetime
 from typing import Any
 
 from facade.deps import Principal, Services
@@ -55,21 +62,51 @@ def record(
             log.exception("could not spool usage for request %s", request_id)
     if characters == 0 or services.session_factory is None or principal.account_id is None:
         return
-    from store.db import usage as usage_repo
-
+    row = {
+        "accountId": str(principal.account_id),
+        "apiKeyId": str(principal.api_key_id) if principal.api_key_id else None,
+        "transport": transport, "requestId": request_id, "model": plan.requested_model, "speaker": req.speaker,
+        "lang": plan.lang, "characters": characters, "audioSeconds": round(stats.audio_seconds, 3),
+        "createdAt": datetime.now(UTC).isoformat(),
+    }
     try:
         with services.session_factory() as session:
-            usage_repo.record_usage(
-                session=session,
-                account_id=principal.account_id,
-                api_key_id=principal.api_key_id,
-                transport=transport,
-                request_id=request_id,
-                model=plan.requested_model,
-                speaker=req.speaker,
-                lang=plan.lang,
-                characters=characters,
-                audio_seconds=round(stats.audio_seconds, 3),
-            )
-    except Exception:  # the audio is delivered; losing the row must be loud, not fatal
-        log.exception("could not record usage for request %s", request_id)
+            _insert(session, row)
+    except Exception:
+        if services.usage_outbox is None:  # the audio is delivered; losing the row must be loud
+            log.exception("could not record usage for request %s", request_id)
+            return
+        log.warning("database unavailable: usage of request %s kept in the outbox", request_id, exc_info=True)
+        services.usage_outbox.append(row)
+
+
+def _insert(session: Any, row: dict[str, Any]) -> bool:
+    from store.db import usage as usage_repo
+
+    account_id = uuid.UUID(row["accountId"])
+    created_at = datetime.fromisoformat(row["createdAt"])
+    if usage_repo.request_billed(session=session, request_id=row["requestId"], account_id=account_id, at=created_at):
+        return False
+    return usage_repo.record_usage(
+        session=session, account_id=account_id,
+        api_key_id=uuid.UUID(row["apiKeyId"]) if row.get("apiKeyId") else None,
+        transport=row["transport"], request_id=row["requestId"], model=row["model"], speaker=row["speaker"],
+        lang=row.get("lang"), characters=int(row["characters"]), audio_seconds=float(row["audioSeconds"]),
+        created_at=created_at,
+    )
+
+
+def replay_into(session_factory: Callable[[], Any]) -> Callable[[dict[str, Any]], bool]:
+    """The outbox's sender: one batch of spooled rows into PostgreSQL in one transaction."""
+
+    def send(body: dict[str, Any]) -> bool:
+        try:
+            with session_factory() as session:
+                for row in body["records"]:
+                    _insert(session, row)
+        except Exception as exc:  # noqa: BLE001 - still down: the spool keeps the batch and tries later
+            log.warning("usage outbox replay failed: %s", exc)
+            return False
+        return True
+
+    return send

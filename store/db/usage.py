@@ -42,6 +42,7 @@ def record_usage(
     request_id: str | None = None,
     job_id: uuid.UUID | None = None,
     chunk_index: int | None = None,
+    created_at: datetime | None = None,
 ) -> bool:
     """Append one usage row; return whether it was inserted (False: this job chunk was already billed).
 
@@ -68,11 +69,22 @@ def record_usage(
             lang=lang,
             characters=characters,
             audio_seconds=audio_seconds,
+            **({"created_at": created_at} if created_at is not None else {}),
         )
         .on_conflict_do_nothing(index_elements=[Usage.job_id, Usage.chunk_index])
         .returning(Usage.id)
     )
     return session.execute(statement).scalar_one_or_none() is not None
+
+
+def request_billed(*, session: Session, request_id: str, account_id: uuid.UUID, at: datetime) -> bool:
+    """Whether a streaming request's row is already in (a replay from a spool must not bill twice).
+
+    Looked up by the row's own time, so the BRIN index on ``created_at`` keeps it cheap."""
+    query = select(Usage.id).where(
+        Usage.account_id == account_id, Usage.request_id == request_id, Usage.created_at == at
+    )
+    return session.execute(query.limit(1)).first() is not None
 
 
 def usage_totals(
