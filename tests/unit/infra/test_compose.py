@@ -80,3 +80,43 @@ def test_usage_spools_are_named_volumes(compose: dict[str, Any]) -> None:
         volume = svc["volumes"][0].split(":")[0]
         assert volume in compose["volumes"]
         assert svc["environment"]["LECTOR_USAGE_SPOOL_DIR"] == svc["volumes"][0].split(":")[1]
+
+
+CLOUD_ROLES = {
+    "migrate": ["migrate"],
+    "api": ["serve"],
+    "model-server": ["model-server"],
+    "worker-gpu": ["worker", "--queues", "synth"],
+    "worker-cpu": ["worker", "--queues", "cpu"],
+    "beat": ["worker", "--queues", "cpu"],
+}
+
+
+def test_the_cloud_stack_has_every_role_on_one_image(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name, argv in CLOUD_ROLES.items():
+        svc = services[name]
+        assert "profiles" not in svc, name
+        assert svc["command"][: len(argv)] == argv, name
+        assert svc["image"] == "${LECTOR_IMAGE:-lector/lector:dev}", name
+        assert svc["build"]["dockerfile"] == "infra/docker/Dockerfile", name
+    assert "--beat" in services["beat"]["command"]
+    assert services["worker-gpu"]["command"][services["worker-gpu"]["command"].index("--pool") + 1] == "solo"  # CUDA and fork
+    for backing in ("postgres", "redis", "minio"):
+        assert backing in services and "profiles" not in services[backing]
+    assert services["api"]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+
+
+def test_gpu_roles_reserve_every_gpu_and_the_api_uses_the_model_service(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in ("worker-gpu", "model-server"):
+        devices = services[name]["deploy"]["resources"]["reservations"]["devices"]
+        assert devices == [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}], name
+        assert services[name]["environment"]["LECTOR_DEVICE"] == "cuda"
+    assert services["api"]["environment"]["MODEL_URL"] == "http://model-server:8080/invocations"
+    assert "/readyz" in " ".join(services["model-server"]["healthcheck"]["test"])
+    for name in ("api", "worker-gpu", "worker-cpu", "beat"):  # the shared settings reach every role
+        env = services[name]["environment"]
+        assert env["LECTOR_DATABASE_URL"].startswith("postgresql+psycopg://") and "@postgres:5432/" in env["LECTOR_DATABASE_URL"]
+        assert env["LECTOR_REDIS_URL"] == "redis://redis:6379/0"
+        assert env["LECTOR_S3_ENDPOINT_URL"] == "http://minio:9000"
