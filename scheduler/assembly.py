@@ -189,7 +189,7 @@ def render(
     if m.native_rate:
         book = Book(
             native_rate=m.native_rate, pauses=m.pauses, offsets=m.offsets, peaks=m.peaks, end=m.end,
-            gain=10 ** (normalization_gain_db(m.loudness, TARGET_LUFS) / 20),
+            gain=10 ** (normalization_gain_db(m.loudness, float(params.get("loudness_lufs") or TARGET_LUFS)) / 20),
         )
         written = render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, threads=threads)
     else:  # nothing to say: a valid, empty file

@@ -47,11 +47,12 @@ class JobSpec:
     skip_front_matter: bool = False  # Project Gutenberg header/footer, title page, contents
     chapters: list[dict[str, Any]] | None = None  # given as [{"title", "start"}]; else detected
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
+    loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
 
     def params(self) -> dict[str, Any]:
         params = asdict(self)
         params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses"):
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
         return params

@@ -2,7 +2,8 @@
 
 A job is submitted as JSON (``text``, or ``chapters`` with their texts) or as a multipart form
 with the book in the ``file`` field (``.txt``, ``.md`` or ``.epub``) and every other option as a
-form field of the same name (``chapters`` and ``pauses`` as JSON strings).
+form field of the same name (``chapters`` and ``pauses`` as JSON strings). ``loudness`` sets the
+book's integrated loudness in LUFS (default -19, true peak at most -3 dBFS either way).
 """
 
 from __future__ import annotations
@@ -84,6 +85,25 @@ def _pauses(value: Any) -> dict[str, int] | None:
     return out or None
 
 
+LOUDNESS_RANGE: Final = (-30.0, -12.0)  # LUFS: quiet broadcast to loud podcast; ACX's RMS band is inside
+
+
+def _loudness(value: Any) -> float | None:
+    """The book's integrated loudness target; a string is accepted for multipart form fields."""
+    low, high = LOUDNESS_RANGE
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        lufs = float(value)
+    except (TypeError, ValueError):
+        lufs = float("nan")
+    if not low <= lufs <= high:  # also false for NaN
+        raise e.ApiError(400, f"loudness must be a number of LUFS from {low:g} to {high:g}")
+    return lufs
+
+
 def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     given = payload.get("chapters")
     if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
@@ -119,6 +139,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
         title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
         skip_front_matter=skip, chapters=chapters, pauses=_pauses(payload.get("pauses")),
+        loudness_lufs=_loudness(payload.get("loudness")),
     )
 
 

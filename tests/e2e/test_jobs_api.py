@@ -165,6 +165,8 @@ def test_epub_upload_to_mp3_takes_its_title_author_and_chapters(stack, api_key: 
         ({"text": "Hi.", "speaker": "joe", "chapters": [{"title": "A", "start": 99}]},
          "each chapter's start must be a character offset inside the text"),
         ({"text": "Hi.", "speaker": "joe", "skipFrontMatter": "yes"}, "skipFrontMatter must be a boolean"),
+        ({"text": "Hi.", "speaker": "joe", "loudness": -5}, "loudness must be a number of LUFS from -30 to -12"),
+        ({"text": "Hi.", "speaker": "joe", "loudness": "loud"}, "loudness must be a number of LUFS from -30 to -12"),
         ({"text": "Hi.", "speaker": "joe", "pauses": {"chapter": -1}},
          "pauses must be an object of milliseconds (0-10000) for sentence, paragraph and chapter"),
         ({"text": "Hi.", "speaker": "joe", "samplingRate": 100}, "samplingRate must be between 4000 and 96000"),

@@ -92,6 +92,25 @@ def test_wav_is_the_whole_book_at_the_target_loudness_and_under_the_peak_ceiling
     assert error < 0.02
 
 
+def test_the_loudness_target_is_the_jobs_own(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A quieter target is met exactly; a louder one is approached as far as the -3 dBFS true-peak
+    ceiling allows (the limiter wins over loudness, as ACX-style delivery requires)."""
+    objects, job_id, _ = book
+    measured = {}
+    for target in (-25.0, -21.0, -16.0):
+        out = tmp_path / str(target)
+        out.mkdir()
+        rendered = assembly.render(objects, job_id, {"format": "wav", "loudness_lufs": target}, out)
+        with wave.open(str(rendered.audio)) as w:
+            rate = w.getframerate()
+            samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32767
+        measured[target] = integrated_loudness(samples, rate)
+        assert true_peak_level(samples, rate) <= rendering.TRUE_PEAK_DBFS + 0.2
+    assert measured[-25.0] == pytest.approx(-25.0, abs=0.5)
+    assert measured[-21.0] == pytest.approx(-21.0, abs=0.5)
+    assert measured[-21.0] < measured[-16.0] <= -16.0 + 0.5
+
+
 def test_timestamps_and_subtitles_follow_the_stitched_audio(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, chunks = book
     rendered = assembly.render(objects, job_id, {"format": "wav", "lang": "en"}, tmp_path)
