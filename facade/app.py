@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from facade import errors as e
+from facade import openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
 from facade.routes import admin, jobs, tts, utility, voices, ws
@@ -55,6 +56,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     app.include_router(ws.router)
     app.include_router(utility.router)
     app.include_router(admin.router)
+    openapi.install(app)
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
     # whatever only the catch-all ``Exception`` handler answered.

@@ -1,0 +1,52 @@
+"""``/openapi.json`` documents the hand-parsed bodies, the seed's errors, every Accept value and
+the WebSockets, and a client built from it would send what the routes accept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from facade.app import create_app
+from facade.deps import Services
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
+                        dispatcher=None, redis=None)
+    with TestClient(create_app(lambda: (services, lambda: None))) as client:
+        response = client.get("/openapi.json")
+    assert response.status_code == 200
+    return response.json()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("path", ["/v1/service-tts", "/v1/jobs", "/oov", "/textnorm", "/phonemize"])
+def test_hand_parsed_bodies_have_schemas(spec: dict[str, Any], path: str) -> None:
+    operation = spec["paths"][path]["post"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert "text" in schema["properties"]
+    assert "400" in operation["responses"] and "401" in operation["responses"]
+    assert "422" not in operation["responses"]  # never sent: bad bodies get the seed's 400s
+
+
+def test_synthesis_lists_every_accept_value_and_the_seed_statuses(spec: dict[str, Any]) -> None:
+    operation = spec["paths"]["/v1/service-tts"]["post"]
+    content = operation["responses"]["200"]["content"]
+    for accept in ("audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mpeg", "audio/wav", "audio/L16",
+                   "audio/PCMU", "audio/mp3", "audio/pcm", "audio/x-mulaw"):
+        assert accept in content
+    assert {"400", "401", "403", "406", "500"} <= set(operation["responses"])
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["required"] == ["text", "speaker"] and schema["properties"]["text"]["maxLength"] == 1000
+
+
+def test_textnorm_errors_are_documented_as_json(spec: dict[str, Any]) -> None:
+    responses = spec["paths"]["/textnorm"]["post"]["responses"]
+    assert "application/json" in responses["502"]["content"]
+
+
+def test_websockets_are_described(spec: dict[str, Any]) -> None:
+    assert set(spec["x-websockets"]) == {"/ws3", "/ws2", "/ws"}
+    assert "1011" in spec["x-websockets"]["/ws3"]["description"]
