@@ -1,14 +1,21 @@
 """Engine benchmark: lector's PyTorch VITS against Piper's own runtime on the same voice and text.
 
-    python -m bench.engine [--quick]
+    python -m bench.engine [--quick] [--device cpu|cuda] [--dtype float32|bfloat16]
 
 Both sides synthesize the same English sentences with the default voice at its default scales,
 phonemization included, using every core. onnxruntime runs sentence by sentence, as Piper does;
 lector runs once sentence by sentence (batch 1) and once with all sentences in one call
 (sorted and batched by the engine). The three runs alternate over rounds and each keeps its
 best round, so other load on the machine skews them alike.
-RTF = synthesis seconds / audio seconds. The last line is
-``RESULT rtf_lector=<batched> rtf_onnxruntime=<y> ratio=<x/y>``.
+RTF = synthesis seconds / audio seconds.
+
+``--device cuda`` runs lector's engine on the GPU; onnxruntime stays the reference, on its CUDA
+provider where the installed onnxruntime has one, else on the CPU (the provider is printed).
+On cuda a fourth run times the 64 sentences in one ``synthesize`` call (batch 64), with the
+phonemizer's word cache emptied first so that phonemization is counted in full; on cpu the
+batched run over all 64 sentences is that same call, so its figure is reused (``--quick``:
+not measured). The last line is
+``RESULT rtf_lector=<batched> rtf_onnxruntime=<y> ratio=<x/y> realtime_x_batch64=<audio s / wall s>``.
 """
 
 from __future__ import annotations
@@ -102,6 +109,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=["float32", "bfloat16"],
         help="lector's flow and decoder precision (bfloat16: AMX CPUs, GPUs)",
     )
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where lector's engine runs")
+    parser.add_argument(
+        "--token-budget", type=int, default=None, help="padded ids per forward pass (engine's default)"
+    )
+    parser.add_argument(
+        "--max-batch", type=int, default=None, help="sentences per forward pass (engine's default)"
+    )
     args = parser.parse_args(argv)
     sentences = list(SENTENCES[::5] if args.quick else SENTENCES)
     args.rounds = args.rounds or 2
@@ -114,11 +128,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     from speech.text.phonemize import EspeakPhonemizer
 
     model_path, config_path = default_voice_paths()
-    engine = VitsEngine.load(model_path, config_path, threads=args.threads, dtype=args.dtype)
+    engine = VitsEngine.load(
+        model_path,
+        config_path,
+        device=args.device,
+        threads=args.threads,
+        dtype=args.dtype,
+        token_budget=args.token_budget,
+        max_batch=args.max_batch,
+    )
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = args.threads
     options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    providers = ["CPUExecutionProvider"]
+    if args.device == "cuda" and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        providers.insert(0, "CUDAExecutionProvider")
+    session = onnxruntime.InferenceSession(str(model_path), options, providers=providers)
     phonemizer = EspeakPhonemizer()
     config = engine.config
     scales = np.array([config.noise_scale, config.length_scale, config.noise_w], dtype=np.float32)
@@ -127,6 +152,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{len(sentences)} sentences, {sum(map(len, sentences))} characters; {args.threads} threads; "
         f"torch {torch.__version__} ({args.dtype}), onnxruntime {onnxruntime.__version__}"
     )
+    if args.device == "cuda":
+        print(
+            f"lector on {torch.cuda.get_device_name(engine.device)} (token budget {engine.token_budget}, "
+            f"max batch {engine.max_batch}); onnxruntime on {session.get_providers()[0]} "
+            f"(available: {', '.join(onnxruntime.get_available_providers())})"
+        )
 
     def onnxruntime_run(texts: Sequence[str]) -> float:
         samples = 0
@@ -149,18 +180,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     def lector_batched(texts: Sequence[str]) -> float:
         return sum(chunk.duration for chunk in engine.synthesize(list(texts)))
 
+    def lector_batch64(_: Sequence[str]) -> float:
+        # Always the 64 sentences in one call, whatever --quick chose; the word cache is emptied
+        # so that each round phonemizes every word again.
+        engine._phonemizer._word_cache.clear()  # noqa: SLF001 - bench only
+        return sum(chunk.duration for chunk in engine.synthesize(list(SENTENCES)))
+
     onnxruntime_run(WARMUP)
     lector_single(WARMUP)
     lector_batched(WARMUP)
 
-    # Rounds alternate the three runs so that load from other processes hits them alike; each
-    # run keeps its best round.
+    # Rounds alternate the runs so that load from other processes hits them alike; each run
+    # keeps its best round.
     runs = {
         "onnxruntime, sentence by sentence": onnxruntime_run,
         "lector, batch 1": lector_single,
         "lector, batched": lector_batched,
     }
+    if args.device == "cuda":
+        lector_batch64(SENTENCES)  # warm-up at the measured shapes (kernels, allocator)
+        runs["lector, batch 64 (one call)"] = lector_batch64
     best: dict[str, float] = {}
+    audio_of: dict[str, float] = {}
     for round_index in range(args.rounds):
         for label, run in runs.items():
             start = time.perf_counter()
@@ -168,11 +209,31 @@ def main(argv: Sequence[str] | None = None) -> None:
             elapsed = time.perf_counter() - start
             rtf = elapsed / audio_seconds
             best[label] = min(best.get(label, rtf), rtf)
+            audio_of[label] = audio_seconds
             print(
                 f"round {round_index + 1}  {label:<34} {elapsed:6.2f} s for {audio_seconds:6.1f} s of audio"
                 f"  RTF {rtf:.4f}"
             )
-    rtf_ort, rtf_single, rtf_batched = best.values()
+    rtf_ort, rtf_single, rtf_batched = (best[label] for label in list(runs)[:3])
+    if args.device == "cuda":
+        # What of the batch-64 call is phonemization alone (on the CPU, one thread, cold word cache).
+        engine._phonemizer._word_cache.clear()  # noqa: SLF001 - bench only
+        start = time.perf_counter()
+        for text in SENTENCES:
+            engine.phonemize(text)
+            engine._phonemizer.phonemize_words(text, config.espeak_voice)  # noqa: SLF001 - bench only
+        phonemize_s = time.perf_counter() - start
+        batch64_s = best["lector, batch 64 (one call)"] * audio_of["lector, batch 64 (one call)"]
+        print(
+            f"phonemization of the 64 sentences alone: {phonemize_s:.3f} s "
+            f"({100 * phonemize_s / batch64_s:.0f}% of the batch-64 call's best {batch64_s:.3f} s)"
+        )
+    if "lector, batch 64 (one call)" in best:
+        batch64 = f"{1 / best['lector, batch 64 (one call)']:.1f}"
+    elif len(sentences) == len(SENTENCES):
+        batch64 = f"{1 / rtf_batched:.1f}"  # the batched run was this very call
+    else:
+        batch64 = "n/a"
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"best RTF: onnxruntime {rtf_ort:.4f}, lector batch 1 {rtf_single:.4f}, lector batched {rtf_batched:.4f}"
@@ -181,8 +242,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"ratio lector / onnxruntime: batch 1 {rtf_single / rtf_ort:.3f}, batched {rtf_batched / rtf_ort:.3f}"
     )
     print(f"peak RSS {peak_mb:.0f} MB (one process holding both runtimes)")
+    if batch64 != "n/a":
+        audio64 = audio_of.get("lector, batch 64 (one call)", audio_of["lector, batched"])
+        print(f"batch 64 (one call, {audio64:.1f} s of audio): {batch64}x realtime")
     print(
-        f"RESULT rtf_lector={rtf_batched:.4f} rtf_onnxruntime={rtf_ort:.4f} ratio={rtf_batched / rtf_ort:.3f}"
+        f"RESULT rtf_lector={rtf_batched:.4f} rtf_onnxruntime={rtf_ort:.4f} ratio={rtf_batched / rtf_ort:.3f} "
+        f"realtime_x_batch64={batch64}"
     )
 
 

@@ -89,6 +89,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
     result = synthesis.synthesize_batch(
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer,
         catalog=res.catalog, job_id=uuid.UUID(job_id), indices=indices,
+        group_chars=res.settings.synth_group_chars,
     )
     if result.complete:
         res.dispatcher.send(TASK_ASSEMBLE, job_id)

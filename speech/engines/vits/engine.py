@@ -34,6 +34,10 @@ _LOG = logging.getLogger(__name__)
 
 DEFAULT_TOKEN_BUDGET = 4096  # padded phoneme ids per forward pass (about 20 long sentences)
 DEFAULT_MAX_BATCH = 32
+# On GPU a forward pass of 20 sentences is bound by kernel launches and host syncs, not by the
+# device: ``load`` defaults to fewer, larger passes there (64 typical sentences in one or two).
+GPU_TOKEN_BUDGET = 16384
+GPU_MAX_BATCH = 64
 # Frames per decoder pass. On CPU the products are large enough item by item, so groups only
 # gather short sentences (and bound memory); on GPU large groups keep the device busy.
 DECODER_FRAMES = {"cpu": 1024, "cuda": 16384}
@@ -109,8 +113,8 @@ class VitsEngine:
         threads: int = 0,
         cache_dir: str | Path | None = None,
         dtype: str = "float32",
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
-        max_batch: int = DEFAULT_MAX_BATCH,
+        token_budget: int | None = None,
+        max_batch: int | None = None,
         decoder_frames: int | None = None,
         phonemizer: EspeakPhonemizer | None = None,
     ) -> VitsEngine:
@@ -124,8 +128,8 @@ class VitsEngine:
         "float16" runs the flow and decoder (the bulk of the work) at that precision: fast on
         GPUs and on CPUs with AMX, but no longer bit-comparable with onnxruntime.
         ``cache_dir`` keeps the converted weights as safetensors keyed by the file's sha256.
-        ``token_budget`` and ``max_batch`` bound a forward pass (padded ids, sentences);
-        ``decoder_frames`` bounds a decoder pass (default by device type).
+        ``token_budget`` and ``max_batch`` bound a forward pass (padded ids, sentences) and
+        ``decoder_frames`` a decoder pass; each defaults by device type (larger on GPU).
         """
         if dtype not in _DTYPES:
             raise EngineError(f"dtype must be one of {sorted(_DTYPES)}, not {dtype!r}")
@@ -151,8 +155,9 @@ class VitsEngine:
             config,
             device=target,
             phonemizer=phonemizer,
-            token_budget=token_budget,
-            max_batch=max_batch,
+            token_budget=token_budget
+            or (GPU_TOKEN_BUDGET if target.type == "cuda" else DEFAULT_TOKEN_BUDGET),
+            max_batch=max_batch or (GPU_MAX_BATCH if target.type == "cuda" else DEFAULT_MAX_BATCH),
             workers=workers,
         )
 
