@@ -8,7 +8,13 @@ byte minus that, request by request, is lector's overhead (target: under 15 ms a
 
     python -m bench.latency [--quick] [--concurrency 16]
 
-Last line: ``RESULT ttfb_p50_ms=... engine_first_ms=... overhead_p50_ms=...``.
+With ``--piper-python PY`` (a Python that has ``piper-tts`` and ``flask``, installed apart from
+lector: it is an outside reference, not a dependency), Piper's own HTTP server runs on the same
+voice file and is timed on the same texts, alone and concurrently. It answers a whole WAV per
+request, so its time to first byte is its total time.
+
+Last line: ``RESULT ttfb_p50_ms=... engine_first_ms=... overhead_p50_ms=...`` (plus
+``piper_ttfb_p50_ms=...`` with Piper).
 """
 
 from __future__ import annotations
@@ -54,6 +60,57 @@ def _request(client: httpx.Client, url: str, key: str, text: str, accept: str) -
     return (first or 0.0) * 1000, (time.perf_counter() - started) * 1000
 
 
+def _row(label: str, text: str, concurrency: int, samples: list[tuple[float, float]]) -> None:
+    ttfb = sorted(s[0] for s in samples)
+    p95 = ttfb[max(int(len(ttfb) * 0.95) - 1, 0)]
+    print(f"{label:24} {text:5} {concurrency:>4} {statistics.median(ttfb):9.1f} {p95:9.1f} "
+          f"{statistics.median(s[1] for s in samples):10.1f}")
+
+
+def _piper(python: str, repeats: int, concurrency: int) -> float:
+    """Piper's own HTTP server (Flask, whole WAV per request) on the bundled voice; returns its
+    one-sentence p50 time to first byte."""
+    from speech.engines.vits.engine import default_voice_paths
+
+    model, _ = default_voice_paths()
+    port = 18766
+    server = subprocess.Popen([python, "-m", "piper.http_server", "-m", str(model), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/synthesize"
+
+    def once(client: httpx.Client, text: str) -> tuple[float, float]:
+        started = time.perf_counter()
+        first = None
+        with client.stream("POST", url, json={"text": text}) as response:
+            response.raise_for_status()
+            for _ in response.iter_raw():
+                if first is None:
+                    first = time.perf_counter() - started
+        return (first or 0.0) * 1000, (time.perf_counter() - started) * 1000
+
+    try:
+        with httpx.Client(timeout=300) as client:
+            for _ in range(120):
+                try:
+                    once(client, "Warm up.")
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.5)
+            alone: list[float] = []
+            for label, text in (("one", ONE), ("five", FIVE)):
+                samples = [once(client, text) for _ in range(repeats)]
+                if label == "one":
+                    alone = [s[0] for s in samples]
+                _row("piper http (wav)", label, 1, samples)
+            with ThreadPoolExecutor(concurrency) as pool:
+                samples = list(pool.map(lambda _: once(client, ONE), range(concurrency)))
+            _row("piper http (wav)", "one", concurrency, samples)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return statistics.median(alone)
+
+
 def _engine_first_sentence_ms(repeats: int) -> float:
     from speech.engines.vits import VitsEngine
     from speech.synthesizer import prepare
@@ -73,6 +130,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repeats and formats")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--piper-python", default=os.environ.get("PIPER_PYTHON"),
+                        help="a Python with piper-tts and flask: time Piper's own HTTP server beside lector")
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
     formats = FORMATS[:3] if args.quick else FORMATS
@@ -114,17 +173,17 @@ def main() -> None:
                 for label, text in (("one", ONE), ("five", FIVE)):
                     SYNTH_MS.clear()
                     samples = [_request(client, api, key, text, accept) for _ in range(repeats)]
-                    ttfb = sorted(s[0] for s in samples)
                     if label == "one":
                         alone_ttfb.extend(s[0] for s in samples)
                         alone_synth.extend(SYNTH_MS)
-                    print(f"{accept:24} {label:5} {1:>4} {statistics.median(ttfb):9.1f} {ttfb[-1]:9.1f} "
-                          f"{statistics.median(s[1] for s in samples):10.1f}")
-            with ThreadPoolExecutor(args.concurrency) as pool:
-                samples = list(pool.map(lambda _: _request(client, api, key, ONE, "audio/L16"), range(args.concurrency * 2)))
-            ttfb = sorted(s[0] for s in samples)
-            print(f"{'audio/L16':24} {'one':5} {args.concurrency:>4} {statistics.median(ttfb):9.1f} "
-                  f"{ttfb[int(len(ttfb) * 0.95) - 1]:9.1f} {statistics.median(s[1] for s in samples):10.1f}")
+                    _row(accept, label, 1, samples)
+            # Concurrent streams: every format and both texts (L16 alone with --quick).
+            for accept in formats if not args.quick else ["audio/L16"]:
+                for label, text in (("one", ONE), ("five", FIVE)):
+                    with ThreadPoolExecutor(args.concurrency) as pool:
+                        samples = list(pool.map(lambda _, t=text, a=accept: _request(client, api, key, t, a),
+                                                range(args.concurrency)))
+                    _row(accept, label, args.concurrency, samples)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -135,7 +194,8 @@ def main() -> None:
     overhead = statistics.median(t - s for t, s in zip(alone_ttfb, alone_synth, strict=True))
     print(f"engine compute, first sentence (in-process, same text): {engine_ms:.1f} ms")
     print(f"server's first-sentence time (Server-Timing synth, p50): {statistics.median(alone_synth):.1f} ms")
-    print(f"RESULT ttfb_p50_ms={p50:.1f} engine_first_ms={engine_ms:.1f} overhead_p50_ms={overhead:.1f}")
+    piper = f" piper_ttfb_p50_ms={_piper(args.piper_python, repeats, args.concurrency):.1f}" if args.piper_python else ""
+    print(f"RESULT ttfb_p50_ms={p50:.1f} engine_first_ms={engine_ms:.1f} overhead_p50_ms={overhead:.1f}{piper}")
 
 
 if __name__ == "__main__":

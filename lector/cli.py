@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 import typer
 
@@ -69,8 +70,16 @@ def worker(
     concurrency: int = typer.Option(1),
     name: str = typer.Option("worker"),
     beat: bool = typer.Option(False, help="also run the periodic reaper"),
+    per_gpu: bool = typer.Option(False, "--per-gpu", help="one process per visible GPU, each pinned to its device"),
 ) -> None:
     """Run a Celery worker. GPU workers use one solo process per device (CUDA does not survive fork)."""
+    if per_gpu:
+        from lector import supervisor
+
+        gpus = supervisor.gpu_count(Settings())
+        if gpus > 1:
+            argv = [str(Path(sys.executable).with_name("lector")), *sys.argv[1:]]
+            raise typer.Exit(supervisor.run_children(supervisor.per_gpu_children(argv, name, gpus)))
     argv = [
         "worker", "--queues", queues, "--pool", pool, "--concurrency", str(concurrency),
         "--hostname", f"{name}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",

@@ -33,16 +33,69 @@ def _bin(name: str) -> str:
     return str(Path(sys.executable).with_name(name))
 
 
-def commands(settings: Settings) -> dict[str, list[str]]:
+def gpu_count(settings: Settings) -> int:
+    """CUDA devices a synth worker may take (0 on CPU, or when ``LECTOR_DEVICE=cpu``)."""
+    if settings.device == "cpu":
+        return 0
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """The processes of ``lector run``: name -> (argv, environment overrides).
+
+    One solo synth worker per GPU, each seeing only its own device (CUDA does not survive fork,
+    and one process per device keeps every device busy); one on the CPU when there is none."""
     lector = _bin("lector")
+    synth = [lector, "worker", "--queues", "synth", "--pool", "solo"]
+    workers: dict[str, tuple[list[str], dict[str, str]]] = (
+        {
+            f"worker-synth-gpu{i}": (
+                [*synth, "--name", f"synth-gpu{i}"], {"CUDA_VISIBLE_DEVICES": str(i), "LECTOR_DEVICE": "cuda"}
+            )
+            for i in range(gpus)
+        }
+        if gpus
+        else {"worker-synth": ([*synth, "--name", "synth"], {})}
+    )
     return {
-        "api": [lector, "serve", "--host", settings.host, "--port", str(settings.port)],
-        "worker-synth": [lector, "worker", "--queues", "synth", "--pool", "solo", "--name", "synth"],
-        "worker-cpu": [
-            lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2",
-            "--name", "cpu", "--beat",
-        ],
+        "api": ([lector, "serve", "--host", settings.host, "--port", str(settings.port)], {}),
+        **workers,
+        "worker-cpu": (
+            [lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2", "--name", "cpu", "--beat"],
+            {},
+        ),
     }
+
+
+def per_gpu_children(argv: list[str], name: str, gpus: int) -> list[tuple[list[str], dict[str, str]]]:
+    """``lector worker --per-gpu``: the same worker once per device, each pinned to it."""
+    base = [a for a in argv if a != "--per-gpu"]
+    if "--name" in base:
+        at = base.index("--name")
+        del base[at : at + 2]
+    return [([*base, "--name", f"{name}-gpu{i}"], {"CUDA_VISIBLE_DEVICES": str(i), "LECTOR_DEVICE": "cuda"})
+            for i in range(gpus)]
+
+
+def run_children(children: list[tuple[list[str], dict[str, str]]]) -> int:
+    """Run the processes until one exits or we are told to stop; then stop them all."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    procs = {
+        f"child{i}": subprocess.Popen(argv, env={**os.environ, **env}, start_new_session=True)
+        for i, (argv, env) in enumerate(children)
+    }
+    try:
+        while True:
+            for proc in procs.values():
+                if proc.poll() is not None:
+                    return proc.returncode or 1
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        _stop_all(procs)
 
 
 def ensure_dev_key(settings: Settings, database_url: str) -> str | None:
@@ -87,8 +140,8 @@ def run(settings: Settings) -> int:
             if key:
                 print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
         env = child_env(settings, backends)
-        for name, argv in commands(settings).items():
-            procs[name] = subprocess.Popen(argv, env=env, start_new_session=True)
+        for name, (argv, overrides) in commands(settings, gpu_count(settings)).items():
+            procs[name] = subprocess.Popen(argv, env={**env, **overrides}, start_new_session=True)
             log.info("started %s (pid %d)", name, procs[name].pid)
         print(  # noqa: T201
             f"lector is starting on http://{settings.host}:{settings.port} (Ctrl-C stops it)", flush=True
