@@ -58,3 +58,20 @@ def test_phonemes_and_empty_and_speed() -> None:
 def test_unsupported_language() -> None:
     with pytest.raises(LanguageNotSupported):
         EspeakEngine.for_language("xx")
+
+
+def test_arabic_without_diacritics_is_spoken_as_words() -> None:
+    """Everyday Arabic is written without short vowels; eSpeak NG's Arabic rules supply them for
+    common words, so every word comes out with vowels and close to its fully vowelled reading.
+    (Weak spots remain: rare words and proper names can get the wrong vowels.)"""
+    import difflib
+
+    from speech.text.phonemize import default_phonemizer
+
+    phonemizer = default_phonemizer()
+    plain = phonemizer.phonemize("ذهب الولد إلى المدرسة", "ar")
+    vowelled = phonemizer.phonemize("ذَهَبَ الوَلَدُ إِلَى المَدْرَسَةِ", "ar")
+    words = plain.split()
+    assert len(words) == 4
+    assert all(any(v in word for v in "aiuː") for word in words), plain
+    assert difflib.SequenceMatcher(None, plain, vowelled).ratio() > 0.8, (plain, vowelled)
