@@ -1,0 +1,33 @@
+"""The cloud facade's synthesizer comes from settings: in-process engines, or the model service
+at ``MODEL_URL`` for neural voices with the formant fallbacks still in-process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from facade.app import _cloud_synthesizer
+from facade.remote_engine import RemoteSynthesizer
+from lector.settings import Settings
+
+
+class _Local:
+    """Stands in for the in-process synthesizer (building the real one loads nothing yet either)."""
+
+
+def test_without_model_url_the_engines_are_in_process() -> None:
+    built: list[Any] = []
+    synthesizer = _cloud_synthesizer(Settings(), lambda s: built.append(s) or _Local())
+    assert isinstance(synthesizer, _Local) and len(built) == 1
+
+
+def test_model_url_routes_neural_voices_to_the_model_service() -> None:
+    from speech.voices import Catalog
+
+    settings = Settings(model_url="http://127.0.0.1:9/invocations")  # nothing listens: no call is made here
+    local = _Local()
+    synthesizer = _cloud_synthesizer(settings, lambda s: local)
+    assert isinstance(synthesizer, RemoteSynthesizer)
+    catalog = Catalog.load()
+    assert synthesizer._remote_voice(catalog.resolve("mistv3", "joe", "en"))
+    assert not synthesizer._remote_voice(catalog.resolve("mistv3", "walter", "en"))  # formant: stays local
+    synthesizer.close()
