@@ -204,7 +204,7 @@ def render(
     )
 
 
-def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID) -> bool:
+def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, threads: int | None = None) -> bool:
     """Return True when this call moved the job to ``succeeded`` (the caller then sends the webhook)."""
     with sessions() as session:
         moved = job_repo.set_job_status(session=session, job_id=job_id, status="assembling", expected=("running",))
@@ -218,7 +218,7 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID) -
     fmt = params.get("format", "wav")
     key = result_key(job_id, fmt)
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
-        rendered = render(objects, job_id, params, Path(tmp))
+        rendered = render(objects, job_id, params, Path(tmp), threads=threads)
         objects.put_file(key, rendered.audio, content_type=FORMATS[fmt])
         objects.put_file(timestamps_key(job_id), rendered.timestamps, content_type="application/json")
         objects.put_file(srt_key(job_id), rendered.srt, content_type="application/x-subrip")

@@ -105,7 +105,8 @@ def synthesize(job_id: str, indices: list[int]) -> int:
 @celery_app.task(name=TASK_ASSEMBLE, base=JobTask, **RETRY)
 def assemble(job_id: str) -> bool:
     res = _res()
-    if assembly.assemble_job(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id)):
+    threads = res.settings.assembly_threads or None
+    if assembly.assemble_job(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id), threads=threads):
         res.dispatcher.send(TASK_WEBHOOK, job_id, 1)
         return True
     return False
