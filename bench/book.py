@@ -43,11 +43,14 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _text(chars: int | None) -> tuple[str, bool]:
-    book = CORPUS.read_text(encoding="utf-8")
+def book_text(chars: int | None, corpus: Path = CORPUS) -> tuple[str, bool]:
+    """The corpus from its first chapter, cut at a sentence end after ``chars`` characters, or the
+    whole file; the flag says whether front matter must be skipped (the whole file has it)."""
+    book = corpus.read_text(encoding="utf-8")
     if chars is None:
         return book, True
-    start = book.index("Chapter 1\n")
+    # The first chapter's heading, not its line in the table of contents before it.
+    start = book.rindex("Chapter 1\n", 0, book.index("It is a truth universally acknowledged"))
     piece = book[start : start + chars]
     end = max(piece.rfind("."), piece.rfind("”"), piece.rfind("?"), piece.rfind("!"))
     return piece[: end + 1], False
@@ -113,7 +116,7 @@ def run_book(chars: int | None, fmt: str) -> None:
     from store.objects.local import LocalObjectStore
 
     settings = Settings()
-    text, skip = _text(chars)
+    text, skip = book_text(chars)
     catalog = build_catalog(settings)
     synthesizer = _TimedSynthesizer(build_synthesizer(settings))
     voice = catalog.resolve("mistv3", "joe", "en")

@@ -22,18 +22,9 @@ import concurrent.futures
 import time
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pride_and_prejudice.txt"
+from bench.book import CORPUS, book_text
+
 CALL_CHARS = 1500  # scheduler.synthesis.GROUP_CHARS: characters per engine call in the pipeline
-
-
-def _text(corpus: Path, chars: int | None) -> tuple[str, bool]:
-    book = corpus.read_text(encoding="utf-8")
-    if chars is None:
-        return book, True
-    start = book.index("Chapter 1\n")
-    piece = book[start : start + chars]
-    end = max(piece.rfind("."), piece.rfind("”"), piece.rfind("?"), piece.rfind("!"))
-    return piece[: end + 1], False
 
 
 def _calls(chunks: list[list[str]], call_chars: int) -> list[list[str]]:
@@ -75,7 +66,7 @@ def main() -> None:
     engine.synthesize(list(SENTENCES))  # warm-up on other text: kernels, allocator
     engine._phonemizer._word_cache.clear()  # noqa: SLF001 - bench only: phonemize from cold
 
-    text, skip = _text(args.corpus, args.chars)
+    text, skip = book_text(args.chars, args.corpus)
     began = time.perf_counter()
     pieces, _ = split(text, "en", sections=sections_for(text, {"skip_front_matter": skip}))
     chunks = [prepare(piece, "en") for piece in pieces]

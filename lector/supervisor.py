@@ -87,11 +87,7 @@ def run_children(children: list[tuple[list[str], dict[str, str]]]) -> int:
         for i, (argv, env) in enumerate(children)
     }
     try:
-        while True:
-            for proc in procs.values():
-                if proc.poll() is not None:
-                    return proc.returncode or 1
-            time.sleep(0.5)
+        return _watch(procs)
     except KeyboardInterrupt:
         return 0
     finally:
@@ -146,17 +142,22 @@ def run(settings: Settings) -> int:
         print(  # noqa: T201
             f"lector is starting on http://{settings.host}:{settings.port} (Ctrl-C stops it)", flush=True
         )
-        while True:
-            for name, proc in procs.items():
-                if proc.poll() is not None:
-                    log.error("%s exited with %s; stopping", name, proc.returncode)
-                    return proc.returncode or 1
-            time.sleep(0.5)
+        return _watch(procs)
     except KeyboardInterrupt:
         return 0
     finally:
         _stop_all(procs)
         backends.close()
+
+
+def _watch(procs: dict[str, subprocess.Popen[bytes]]) -> int:
+    """Block until one process exits (the caller then stops the rest): its code, never 0."""
+    while True:
+        for name, proc in procs.items():
+            if proc.poll() is not None:
+                log.error("%s exited with %s; stopping", name, proc.returncode)
+                return proc.returncode or 1
+        time.sleep(0.5)
 
 
 def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:

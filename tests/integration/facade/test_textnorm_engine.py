@@ -6,31 +6,17 @@ PostgreSQL."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from facade.app import create_app
-from facade.auth import db_authenticator
-from facade.deps import Services
 from facade.routes import utility
-from store.db import create_account, create_key, session_scope
+from tests.support.services import services_with_key
 
 
 def test_a_failing_normaliser_is_502_json(db_sessionmaker: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch) -> None:
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Session]:
-        with session_scope(db_sessionmaker) as session:
-            yield session
-
-    with sessions() as session:
-        account = create_account(session=session, name="textnorm-502")
-        key = create_key(session=session, account_id=account.id)[1]
-    services = Services(catalog=None, synthesizer=None, session_factory=sessions, objects=None,  # type: ignore[arg-type]
-                        dispatcher=None, redis=None, authenticator=db_authenticator(sessions), admin_token=None)
+    services, key = services_with_key(db_sessionmaker, "textnorm-502")
     app = create_app(lambda: (services, lambda: None))
 
     def broken(text: str, lang: str) -> str:
