@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import av
@@ -26,6 +27,10 @@ def test_submit_wait_list_get_and_download(stack, api_key: str, tmp_path: Path) 
     submitted = runner.invoke(jobs.app, ["submit", str(book), "--format", "m4b", "--title", "Short", "--skip-front-matter", "--wait", *common])
     assert submitted.exit_code == 0, submitted.output
     job_id = submitted.stdout.strip().splitlines()[-1]
+    # The progress display ends on the final state: status, chunks done of total, realtime factor.
+    shown = re.search(r"succeeded .* (\d+)/(\d+) chunks ([\d.]+)x realtime", submitted.output)
+    assert shown is not None and shown[1] == shown[2] != "0", submitted.output
+    assert float(shown[3]) > 0
 
     got = runner.invoke(jobs.app, ["get", job_id, *common])
     assert got.exit_code == 0, got.output
@@ -42,3 +47,22 @@ def test_submit_wait_list_get_and_download(stack, api_key: str, tmp_path: Path) 
     srt = tmp_path / "short.srt"
     assert runner.invoke(jobs.app, ["download", job_id, str(srt), "--subtitles", "srt", *common]).exit_code == 0
     assert "The first part is here." in srt.read_text()
+
+
+def test_cancel_from_the_command_line(stack, api_key: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
+    text = corpus.read_text(encoding="utf-8")
+    start = text.index("It is a truth universally acknowledged")
+    book = tmp_path / "long.txt"
+    book.write_text(text[start : start + 30000])
+    runner = CliRunner()
+    common = ["--url", stack.api_url, "--key", api_key]
+    submitted = runner.invoke(jobs.app, ["submit", str(book), "--format", "mp3", *common])
+    assert submitted.exit_code == 0, submitted.output
+    job_id = submitted.stdout.strip().splitlines()[-1]
+    canceled = runner.invoke(jobs.app, ["cancel", job_id, *common])
+    assert canceled.exit_code == 0, canceled.output
+    assert canceled.output.strip() == "canceled"
+    job = json.loads(runner.invoke(jobs.app, ["get", job_id, *common]).stdout)
+    assert job["status"] == "canceled"
+    assert job["progress"]["chunksDone"] < max(job["progress"]["chunksTotal"], 1)
