@@ -88,8 +88,9 @@ def _database() -> Iterator[str]:
 
     server = resolved_database_url(Settings())
     parsed = make_url(server)
+    host = parsed.host or parsed.query.get("host") or "127.0.0.1"  # a unix socket (pgserver) comes as ?host=
     admin = (
-        f"host={parsed.host or '127.0.0.1'} port={parsed.port or 5432} user={parsed.username or 'postgres'}"
+        f"host={host} port={parsed.port or 5432} user={parsed.username or 'postgres'}"
         + (f" password={parsed.password}" if parsed.password else "")
         + " dbname=postgres"
     )
@@ -105,7 +106,7 @@ def _database() -> Iterator[str]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-def run_book(chars: int | None, fmt: str) -> None:
+def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
     from lector.settings import Settings
     from lector.wiring import build_catalog, build_synthesizer
     from scheduler import assembly, intake, planning, synthesis
@@ -116,7 +117,7 @@ def run_book(chars: int | None, fmt: str) -> None:
     from store.objects.local import LocalObjectStore
 
     settings = Settings()
-    text, skip = book_text(chars)
+    text, skip = book_text(chars, corpus)
     catalog = build_catalog(settings)
     synthesizer = _TimedSynthesizer(build_synthesizer(settings))
     voice = catalog.resolve("mistv3", "joe", "en")
@@ -145,12 +146,14 @@ def run_book(chars: int | None, fmt: str) -> None:
 
         began = time.perf_counter()
         with sessions() as session:
-            todo = planning.plan_job(session=session, objects=objects, job_id=job_id, window=1 << 30)
+            todo = planning.plan_job(
+                session=session, objects=objects, job_id=job_id, batch_chars=settings.job_batch_chars, window=1 << 30
+            )
         planned = time.perf_counter()
         for batch in todo:
             synthesis.synthesize_batch(
                 sessions=sessions, objects=objects, synthesizer=synthesizer,  # type: ignore[arg-type]
-                catalog=catalog, job_id=job_id, indices=batch,
+                catalog=catalog, job_id=job_id, indices=batch, group_chars=settings.synth_group_chars,
             )
         synthesized = time.perf_counter()
         rss_before_assembly = _rss_mb()
@@ -165,7 +168,8 @@ def run_book(chars: int | None, fmt: str) -> None:
         engine.dispose()
 
     engine_s = synthesizer.seconds
-    print(f"device {engine_device}; format {fmt}; job {status}")
+    print(f"device {engine_device}; format {fmt}; job {status}; {settings.job_batch_chars} characters a task, "
+          f"{settings.synth_group_chars} an engine call")
     print(f"characters: {len(text):,} submitted, {billed:,} synthesized, in {chunks} chunks")
     print(f"audio: {audio_s:.1f} s ({audio_s / 3600:.2f} h); file {size / 1e6:.1f} MB")
     print(
@@ -235,11 +239,12 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=None, help="characters of the book (default: all of it)")
     parser.add_argument("--format", default="mp3", choices=["mp3", "opus", "wav", "flac", "m4b"])
     parser.add_argument("--synthetic-hours", type=float, default=None, help="assembly only, on synthetic chunks")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the book's text file")
     args = parser.parse_args()
     if args.synthetic_hours:
         run_synthetic(args.synthetic_hours, args.format)
     else:
-        run_book(args.chars, args.format)
+        run_book(args.chars, args.format, args.corpus)
 
 
 if __name__ == "__main__":
