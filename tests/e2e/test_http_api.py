@@ -173,7 +173,11 @@ def test_time_scale_out_of_range_is_clamped(stack, api_key: str) -> None:  # typ
     body = {"text": "Speed test sentence for clamping.", "speaker": "joe", "samplingRate": 8000}
     normal = len(_post(stack, api_key, body).content)
     slow = len(_post(stack, api_key, {**body, "timeScaleFactor": 99}).content)
-    assert 2.0 < slow / normal < 2.8  # clamped to 2.5, no error
+    maximum = len(_post(stack, api_key, {**body, "timeScaleFactor": 2.5}).content)
+    # Clamped to 2.5, no error. Short phonemes round up to whole frames at either speed, so the
+    # whole stretches 1.8-2.6x, and the predicted durations carry noise: compare with 2.5 itself.
+    assert 1.7 < slow / normal < 2.8
+    assert abs(slow - maximum) / maximum < 0.1
 
 
 def _seconds(stack, key: str, body: dict[str, object]) -> float:  # type: ignore[no-untyped-def]
