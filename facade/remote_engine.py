@@ -86,12 +86,21 @@ class RemoteEngine:
         return str(response.json()["phonemes"])
 
     def synthesize(self, sentences: Sequence[str], options: SynthesisOptions | None = None) -> list[AudioChunk]:
+        return self._invoke(sentences, options, "text")
+
+    def synthesize_phonemes(
+        self, phoneme_strings: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """IPA spoken as written, by the model service's engine (``{...}`` markup)."""
+        return self._invoke(phoneme_strings, options, "ipa")
+
+    def _invoke(self, sentences: Sequence[str], options: SynthesisOptions | None, kind: str) -> list[AudioChunk]:
         if not sentences:
             return []
         options = options or SynthesisOptions()
         request = wire.InvocationRequest(
             sentences=list(sentences), voice=self.voice, length_scale=options.length_scale,
-            noise_scale=options.noise_scale, noise_w=options.noise_w, encoding=self.encoding,
+            noise_scale=options.noise_scale, noise_w=options.noise_w, encoding=self.encoding, input=kind,
         )
         try:
             with self._client.stream("POST", self.url, json=request.to_json()) as response:
@@ -198,6 +207,22 @@ class RemoteSynthesizer(Synthesizer):
         controls = controls or Controls()
         options = SynthesisOptions(length_scale=controls.length_scale())
         return self.remote_engine(voice, controls).synthesize(list(sentences), options)
+
+    def synthesize_phonemes(
+        self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None
+    ) -> list[AudioChunk]:
+        if not self._remote_voice(voice):
+            assert self._local is not None
+            return self._local.synthesize_phonemes(voice, phoneme_strings, controls)
+        controls = controls or Controls()
+        options = SynthesisOptions(length_scale=controls.length_scale())
+        return self.remote_engine(voice, controls).synthesize_phonemes(list(phoneme_strings), options)
+
+    def speaks_phonemes(self, voice: Any) -> bool:
+        if not self._remote_voice(voice):
+            assert self._local is not None
+            return self._local.speaks_phonemes(voice)
+        return True  # the model service answers 400 if its engine takes no phonemes
 
     def close(self) -> None:
         with self._remote_lock:

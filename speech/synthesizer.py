@@ -115,13 +115,20 @@ class Synthesizer:
         if unit.speed is not None:
             controls = replace(controls, speed_alpha=unit.speed)
         if unit.phonemes:
-            speak = getattr(engine, "synthesize_phonemes", None)
-            if speak is None:
-                raise PhonemesNotSupported(getattr(voice, "speaker", str(voice.key)))
-            options = SynthesisOptions(length_scale=controls.length_scale())
-            with self._run_locks[voice.key]:
-                return speak([unit.phonemes], options)[0]  # type: ignore[no-any-return]
+            return self.synthesize_phonemes(voice, [unit.phonemes], controls)[0]
         return self.synthesize(voice, [unit.text], controls)[0]
+
+    def synthesize_phonemes(
+        self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None
+    ) -> list[AudioChunk]:
+        """IPA spoken as written (``{...}`` markup), for engines that take phonemes."""
+        engine = self.engine(voice)
+        speak = getattr(engine, "synthesize_phonemes", None)
+        if speak is None:
+            raise PhonemesNotSupported(getattr(voice, "speaker", str(voice.key)))
+        options = SynthesisOptions(length_scale=(controls or Controls()).length_scale())
+        with self._run_locks[voice.key]:
+            return speak(list(phoneme_strings), options)  # type: ignore[no-any-return]
 
     def speaks_phonemes(self, voice: Any) -> bool:
         """Whether ``voice``'s engine takes IPA directly (``{...}`` markup); asked before a

@@ -138,8 +138,11 @@ def create_model_app(
             return _error(503, "model not ready")
         if voice is not None and req.voice is not None and req.voice != voice:
             return _error(400, f"voice {req.voice} is not served here (this service serves {voice})")
+        ipa = req.input == "ipa"
+        if ipa and not callable(getattr(state.batcher.engine, "synthesize_phonemes", None)):
+            return _error(400, f"voice {voice} does not take phonemes")
         options = SynthesisOptions(length_scale=req.length_scale, noise_scale=req.noise_scale, noise_w=req.noise_w)
-        futures = state.batcher.submit(req.sentences, options)
+        futures = state.batcher.submit(req.sentences, options, ipa=ipa)
         try:
             first = await futures[0]
         except Exception as exc:  # noqa: BLE001 - nothing sent yet: a plain 500

@@ -56,6 +56,7 @@ class _Item:
     options: SynthesisOptions
     future: asyncio.Future[tuple[AudioChunk, int]]  # (chunk, size of the batch it ran in)
     arrived: float
+    ipa: bool = False  # the sentence is phonemes (``engine.synthesize_phonemes``)
 
 
 class Batcher:
@@ -89,9 +90,10 @@ class Batcher:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     def submit(
-        self, sentences: Sequence[str], options: SynthesisOptions
+        self, sentences: Sequence[str], options: SynthesisOptions, *, ipa: bool = False
     ) -> list[asyncio.Future[tuple[AudioChunk, int]]]:
-        """One future per sentence, resolved with its chunk when its batch has run."""
+        """One future per sentence, resolved with its chunk when its batch has run. With ``ipa``
+        the sentences are phonemes; they batch with other phoneme requests only."""
         if self._queue is None:
             raise RuntimeError("batcher not started")
         loop = asyncio.get_running_loop()
@@ -99,7 +101,7 @@ class Batcher:
         futures = []
         for sentence in sentences:
             future: asyncio.Future[tuple[AudioChunk, int]] = loop.create_future()
-            self._queue.put_nowait(_Item(sentence, options, future, now))
+            self._queue.put_nowait(_Item(sentence, options, future, now, ipa))
             futures.append(future)
         return futures
 
@@ -130,15 +132,16 @@ class Batcher:
             await self._run(batch)
 
     async def _run(self, batch: list[_Item]) -> None:
-        groups: dict[SynthesisOptions, list[_Item]] = {}
+        groups: dict[tuple[SynthesisOptions, bool], list[_Item]] = {}
         for item in batch:
             if not item.future.cancelled():
-                groups.setdefault(item.options, []).append(item)
+                groups.setdefault((item.options, item.ipa), []).append(item)
         loop = asyncio.get_running_loop()
-        for options, items in groups.items():
+        for (options, ipa), items in groups.items():
             sentences = [item.sentence for item in items]
+            run = self.engine.synthesize_phonemes if ipa else self.engine.synthesize  # type: ignore[attr-defined]
             try:
-                chunks = await loop.run_in_executor(self._executor, self.engine.synthesize, sentences, options)
+                chunks = await loop.run_in_executor(self._executor, run, sentences, options)
                 if len(chunks) != len(items):
                     raise RuntimeError(f"engine returned {len(chunks)} chunks for {len(items)} sentences")
             except Exception as exc:  # noqa: BLE001 - every waiting request gets the failure

@@ -6,7 +6,9 @@ Request (``POST /invocations``, ``Content-Type: application/json``)::
      "voice": "joe",                                   # optional; checked against the served voice
      "lengthScale": 1.0,                               # optional; null = the voice's default
      "noiseScale": null, "noiseW": null,               # optional; null = the voice's default
-     "encoding": "f32"}                                # optional; "f32" (default) or "s16"
+     "encoding": "f32",                                # optional; "f32" (default) or "s16"
+     "input": "text"}                                  # optional; "text" (default) or "ipa":
+                                                       #   the strings are phonemes, spoken as written
 
 Response (``200``, ``Content-Type: application/x-lector-frames``): a stream of frames, each
 
@@ -50,6 +52,7 @@ MEDIA_TYPE: Final = "application/x-lector-frames"
 MAX_SENTENCES: Final = 256
 MAX_FRAME: Final = 64 * 1024 * 1024  # a guard against a corrupt length, far above one sentence
 ENCODINGS: Final = {"f32": "<f4", "s16": "<i2"}
+INPUTS: Final = ("text", "ipa")
 
 HEADER, SENTENCE, PCM, DONE, ERROR = b"H", b"S", b"P", b"D", b"E"
 _PREFIX = struct.Struct(">cI")
@@ -67,11 +70,13 @@ class InvocationRequest:
     noise_scale: float | None = None
     noise_w: float | None = None
     encoding: str = "f32"
+    input: str = "text"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "sentences": self.sentences, "voice": self.voice, "lengthScale": self.length_scale,
             "noiseScale": self.noise_scale, "noiseW": self.noise_w, "encoding": self.encoding,
+            "input": self.input,
         }
 
 
@@ -102,12 +107,16 @@ def parse_request(payload: Any) -> InvocationRequest:
     encoding = payload.get("encoding") or "f32"
     if encoding not in ENCODINGS:
         raise WireError(f"encoding must be one of {sorted(ENCODINGS)}")
+    kind = payload.get("input") or "text"
+    if kind not in INPUTS:
+        raise WireError(f"input must be one of {list(INPUTS)}")
     return InvocationRequest(
         sentences=list(sentences), voice=voice or None,
         length_scale=_optional_number(payload, "lengthScale"),
         noise_scale=_optional_number(payload, "noiseScale"),
         noise_w=_optional_number(payload, "noiseW"),
         encoding=encoding,
+        input=kind,
     )
 
 

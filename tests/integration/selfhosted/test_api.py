@@ -123,3 +123,14 @@ def test_the_websocket_refuses_at_the_upgrade(api: Api) -> None:
         connect(f"{api.ws_url}/ws3?speaker=joe", additional_headers={"Authorization": "Bearer nope"}, open_timeout=10)
     assert info.value.response.status_code == 401
     assert info.value.response.body == b"invalid api key"
+
+
+def test_phonemes_between_brackets_reach_the_model_service(api: Api) -> None:
+    """``{...}`` IPA travels to the model service (``input: "ipa"`` on the wire) and is spoken
+    there by the neural engine, as it is in-process."""
+    plain = api.post({**BODY, "text": "Before. After."}, accept="audio/pcm")
+    with_ipa = api.post({**BODY, "text": "Before. {həlˈoʊ wˈɜːld} After.", "phonemizeBetweenBrackets": True},
+                        accept="audio/pcm")
+    assert (plain.status_code, with_ipa.status_code) == (200, 200), with_ipa.text
+    extra_s = (len(with_ipa.content) - len(plain.content)) / 2 / 24000
+    assert 0.4 < extra_s < 2.0

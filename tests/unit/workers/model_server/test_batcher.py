@@ -116,3 +116,28 @@ def test_rejects_nonsense_settings() -> None:
         Batcher(ToneEngine(), window_ms=-1)
     with pytest.raises(ValueError):
         Batcher(ToneEngine(), max_batch=0)
+
+
+async def test_phoneme_requests_batch_apart_and_reach_synthesize_phonemes() -> None:
+    class PhonemeToneEngine(ToneEngine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.phoneme_calls: list[list[str]] = []
+
+        def synthesize_phonemes(self, strings, options=None):  # type: ignore[no-untyped-def]
+            self.phoneme_calls.append(list(strings))
+            return ToneEngine.synthesize(self, strings, options)
+
+    engine = PhonemeToneEngine()
+    batcher = Batcher(engine, window_ms=50, max_batch=16)
+    batcher.start()
+    try:
+        text = batcher.submit(["plain words one.", "plain words two."], SynthesisOptions())
+        ipa = batcher.submit(["həlˈoʊ", "wˈɜːld"], SynthesisOptions(), ipa=True)
+        await asyncio.gather(*text, *ipa)
+    finally:
+        await batcher.stop()
+    assert engine.phoneme_calls == [["həlˈoʊ", "wˈɜːld"]]
+    assert [sentences for sentences, _ in engine.calls if "plain words one." in sentences] == [
+        ["plain words one.", "plain words two."]
+    ]

@@ -76,3 +76,15 @@ def test_bad_requests_say_what_is_wrong(payload: object, message: str) -> None:
 def test_a_good_request_keeps_its_fields() -> None:
     req = wire.parse_request({"sentences": ["Hi."], "voice": "joe", "lengthScale": 1.2, "encoding": "s16"})
     assert wire.parse_request(req.to_json()) == req
+
+
+def test_input_kind_round_trips_and_is_checked() -> None:
+    from workers.model_server.wire import InvocationRequest, WireError, parse_request
+
+    request = InvocationRequest(sentences=["həlˈoʊ"], input="ipa")
+    assert parse_request(request.to_json()).input == "ipa"
+    assert parse_request({"sentences": ["Hi."]}).input == "text"
+    import pytest
+
+    with pytest.raises(WireError):
+        parse_request({"sentences": ["Hi."], "input": "ssml"})
