@@ -201,22 +201,25 @@ class RemoteSynthesizer(Synthesizer):
     def synthesize(
         self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
-        if not self._remote_voice(voice):
-            assert self._local is not None
-            return self._local.synthesize(voice, sentences, controls)
-        controls = controls or Controls()
-        options = SynthesisOptions(length_scale=controls.length_scale())
-        return self.remote_engine(voice, controls).synthesize(list(sentences), options)
+        return self._dispatch(voice, sentences, controls, phonemes=False)
 
     def synthesize_phonemes(
         self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
+        return self._dispatch(voice, phoneme_strings, controls, phonemes=True)
+
+    def _dispatch(
+        self, voice: Any, items: Sequence[str], controls: Controls | None, *, phonemes: bool
+    ) -> list[AudioChunk]:
+        """Local voices to the in-process synthesizer, the rest to the routed model service."""
         if not self._remote_voice(voice):
             assert self._local is not None
-            return self._local.synthesize_phonemes(voice, phoneme_strings, controls)
+            local = self._local.synthesize_phonemes if phonemes else self._local.synthesize
+            return local(voice, items, controls)
         controls = controls or Controls()
         options = SynthesisOptions(length_scale=controls.length_scale())
-        return self.remote_engine(voice, controls).synthesize_phonemes(list(phoneme_strings), options)
+        engine = self.remote_engine(voice, controls)
+        return (engine.synthesize_phonemes if phonemes else engine.synthesize)(list(items), options)
 
     def speaks_phonemes(self, voice: Any) -> bool:
         if not self._remote_voice(voice):
