@@ -43,6 +43,15 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _children_rss_mb() -> list[float]:
+    """The assembly pool's processes, which the parent's peak RSS does not count."""
+    try:
+        import psutil
+    except ImportError:
+        return []
+    return [c.memory_info().rss / 1e6 for c in psutil.Process().children(recursive=True)]
+
+
 def book_text(chars: int | None, corpus: Path = CORPUS) -> tuple[str, bool]:
     """The corpus from its first chapter, cut at a sentence end after ``chars`` characters, or the
     whole file; the flag says whether front matter must be skipped (the whole file has it)."""
@@ -109,7 +118,7 @@ def _database() -> Iterator[str]:
 def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
     from lector.settings import Settings
     from lector.wiring import build_catalog, build_synthesizer
-    from scheduler import assembly, intake, planning, synthesis
+    from scheduler import assembly, intake, parallel, planning, synthesis
     from speech.synthesizer import Controls
     from store.db import accounts
     from store.db import jobs as job_repo
@@ -124,6 +133,8 @@ def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
     engine_device = getattr(synthesizer.engine(voice), "device", "cpu")
     synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls())
     synthesizer.seconds = 0.0
+    workers = settings.assembly_workers or parallel.default_workers()
+    parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
 
     with _database() as url, tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
         engine = make_engine(url)
@@ -157,7 +168,7 @@ def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
             )
         synthesized = time.perf_counter()
         rss_before_assembly = _rss_mb()
-        assert assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id)
+        assert assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
         wall = time.perf_counter() - began
         assemble_s = time.perf_counter() - synthesized
         with sessions() as session:
@@ -169,7 +180,8 @@ def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
 
     engine_s = synthesizer.seconds
     print(f"device {engine_device}; format {fmt}; job {status}; {settings.job_batch_chars} characters a task, "
-          f"{settings.synth_group_chars} an engine call")
+          f"{settings.synth_group_chars} an engine call; assembly on {workers} "
+          f"{'processes' if parallel.uses_processes(workers) else 'threads'}")
     print(f"characters: {len(text):,} submitted, {billed:,} synthesized, in {chunks} chunks")
     print(f"audio: {audio_s:.1f} s ({audio_s / 3600:.2f} h); file {size / 1e6:.1f} MB")
     print(
@@ -194,7 +206,7 @@ def _synthetic_chunk(rng: np.random.Generator, rate: int, seconds: float) -> np.
 
 
 def run_synthetic(hours: float, fmt: str) -> None:
-    from scheduler import assembly
+    from scheduler import assembly, parallel
     from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
     from scheduler.planning import ChapterMark, Layout
     from store.objects.local import LocalObjectStore
@@ -217,20 +229,27 @@ def run_synthetic(hours: float, fmt: str) -> None:
         chapters = [ChapterMark(f"Chapter {i // 25 + 1}", i) for i in range(0, count, 25)]
         objects.put_bytes(plan_key(job_id), Layout(pauses, chapters).to_json())
         del base
+        workers = parallel.default_workers()
+        parallel.warm(workers)
         rss_before = _rss_mb()
         began = time.perf_counter()
         work = Path(tmp) / "work"
         work.mkdir()
-        rendered = assembly.render(objects, job_id, {"format": fmt, "lang": "en", "normalize": False}, work)
+        rendered = assembly.render(
+            objects, job_id, {"format": fmt, "lang": "en", "normalize": False}, work, workers=workers
+        )
         rendered_s = time.perf_counter() - began
         objects.put_file(f"jobs/{job_id}/audio.{fmt}", rendered.audio)
         wall = time.perf_counter() - began
         size = rendered.audio.stat().st_size
     peak = _rss_mb()
-    print(f"synthetic book: {count} chunks of {seconds:.0f} s at {rate} Hz, {len(chapters)} chapters, format {fmt}")
+    children = _children_rss_mb()
+    print(f"synthetic book: {count} chunks of {seconds:.0f} s at {rate} Hz, {len(chapters)} chapters, format {fmt}, "
+          f"{workers} assembly {'processes' if parallel.uses_processes(workers) else 'threads'}")
     print(f"audio {rendered.duration_s / 3600:.2f} h; file {size / 1e6:.0f} MB; render {rendered_s:.1f} s, "
           f"with upload {wall:.1f} s ({rendered.duration_s / wall:.0f}x realtime)")
-    print(f"peak RSS {peak:.0f} MB (before assembly {rss_before:.0f} MB)")
+    print(f"peak RSS {peak:.0f} MB (before assembly {rss_before:.0f} MB)"
+          + (f"; each assembly process at most {max(children):.0f} MB now" if children else ""))
     print(f"RESULT synthetic_hours={rendered.duration_s / 3600:.2f} wall_s={wall:.1f} peak_rss_mb={peak:.0f}")
 
 

@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     webhook_allow_private: bool = False
     webhook_timeout_s: float = 10.0
     job_batch_chars: int = Field(4000, description="characters per synthesize task")
-    assembly_threads: int = Field(0, ge=0, description="encoding threads per book; 0: the cores, at most 8")
+    assembly_workers: int = Field(0, ge=0, description="segments of a book measured and encoded at once; 0: every core")
     synth_group_chars: int = Field(1500, gt=0, description="characters per engine call in a synthesize task (GPU: 20000)")
     job_batch_window: int = Field(4, description="batches of one job queued at a time (fairness between jobs)")
     retention_days: float = Field(30.0, description="a finished job's audio and objects are deleted after this")

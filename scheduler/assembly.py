@@ -4,39 +4,42 @@ Guarded by the job's status (``running`` -> ``assembling`` -> ``succeeded``): tw
 for one job (two batches finishing at once, or a redelivery) do the work at most once to
 completion, and a repeat after a crash mid-assembly simply redoes it under the same keys.
 
-Memory stays bounded by one chunk, whatever the length of the book, in two streaming passes:
+Where every chunk lands on the book's timeline follows from the plan's pauses and the chunks'
+lengths (from PostgreSQL, or the chunks' metadata), so the book is cut into segments joined in
+long pauses before any audio is read, and both passes run on every core (``scheduler.parallel``),
+each worker holding about one chunk:
 
-1. Measure. Chunks are read in order with the pause before each and their edges faded; a
-   :class:`LoudnessMeter` takes them block by block (BS.1770 with carried filter state, so the
-   result equals measuring the whole), and each chunk's sample peak, offset, word and sentence
-   timings and chapter starts are noted. Timestamps and subtitles are written to files as they go.
-2. Render (``scheduler.rendering``). The same chunks again, resampled, multiplied by the one
+1. Measure (``scheduler.measuring``). Each part's loudness (BS.1770 energies on a shared 100 ms
+   grid, joined exactly) and its chunks' sample peaks. Meanwhile this thread writes the word and
+   sentence timings and the subtitles, read from the chunks' metadata.
+2. Render (``scheduler.rendering``). The same segments again, resampled, multiplied by the one
    gain, true-peak limited around the samples that come near the ceiling, and encoded into a file
-   on local disk; MP3 in segments on every core, other formats with the encoder on its own thread.
+   on local disk: MP3 segment by segment in parallel, other formats as one stream with the encoder
+   on its own thread.
 
-The result then goes up with a multipart upload. Chunks are fetched a few ahead on a small
-thread pool so object-store latency overlaps with the arithmetic.
+The result then goes up with a multipart upload.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-import numpy as np
 from sqlalchemy.orm import Session
 
-from scheduler import subtitles
+from scheduler import measuring, parallel, subtitles
 from scheduler.encoding import open_file_encoder
 from scheduler.intake import FORMATS
 from scheduler.objects import (
+    chunk_meta_key,
     plan_key,
     result_key,
     srt_key,
@@ -44,25 +47,15 @@ from scheduler.objects import (
     vtt_key,
 )
 from scheduler.planning import Layout
-from scheduler.rendering import Book, faded, fetch_chunks, render_audio
-from speech.audio import Chapter, LoudnessMeter, Metadata, normalization_gain_db
+from scheduler.rendering import Book, mp3_segments, plan_segments, render_audio, uses_mp3_segments
+from scheduler.timeline import Timeline, fetch_metas, meta_length
+from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db
 from store.db import jobs as job_repo
 
+log = logging.getLogger("lector.assembly")
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 DEFAULT_RATE: Final = 24000
 TARGET_LUFS: Final = -19.0
-
-
-@dataclass(slots=True)
-class _Measure:
-    """What pass 1 learns and pass 2 needs: a few numbers per chunk, never the audio."""
-
-    native_rate: int = 0
-    pauses: list[int] = field(default_factory=list)  # silence before each chunk, native samples
-    peaks: list[float] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)  # chunk start (after its pause), native samples
-    end: int = 0  # total native samples
-    loudness: float = float("-inf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,44 +115,62 @@ class _TimingWriter:
         return path
 
 
-def _measure(objects: Any, job_id: uuid.UUID, layout: Layout, timing: _TimingWriter, params: dict[str, Any]) -> _Measure:
-    m = _Measure()
-    meter: LoudnessMeter | None = None
+def _timeline(
+    objects: Any, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None
+) -> Timeline | None:
+    """None for a job with nothing to say. ``durations`` (seconds, from the chunk rows) spare
+    reading every chunk's metadata first; ``len / rate`` in a double gives the length back exactly."""
+    count = len(layout.pauses_ms)
+    if not count:
+        return None
+    first = json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))
+    rate = int(first["sample_rate"])
+    if durations is not None and len(durations) == count and all(d is not None for d in durations):
+        lengths = [int(round(float(d or 0.0) * rate)) for d in durations]
+    else:
+        lengths = [meta_length(meta) for meta in fetch_metas(objects, job_id, count)]
+    return Timeline.build(rate, layout.pauses_ms, lengths)
+
+
+def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: dict[str, Any]) -> None:
     lang = params.get("lang") or "en"
     normalize_text = params.get("normalize", True)
-    position = 0
-    for index, (pcm, meta) in enumerate(fetch_chunks(objects, job_id, 0, len(layout.pauses_ms))):
-        rate = int(meta["sample_rate"])
-        if meter is None:
-            m.native_rate, meter = rate, LoudnessMeter(rate)
-        elif rate != m.native_rate:
-            raise ValueError(f"chunk {index} is at {rate} Hz, the job's first chunk at {m.native_rate} Hz")
-        pause = int(round(layout.pauses_ms[index] * rate / 1000))
-        m.pauses.append(pause)
-        samples = faded(pcm, rate)
-        if pause:
-            meter.add(np.zeros(pause, dtype=np.float32))
-        meter.add(samples)
-        position += pause
-        m.offsets.append(position)
-        m.peaks.append(float(np.max(np.abs(samples))) if len(samples) else 0.0)
-        timing.add(meta.get("text", ""), meta.get("words", []), position / rate, lang, normalize_text)
-        position += len(samples)
-    m.end = position
-    m.loudness = meter.integrated_loudness() if meter is not None else float("-inf")
-    return m
+    for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets))):
+        shift = timeline.offsets[index] / timeline.native_rate
+        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text)
 
 
-def chapter_marks(layout: Layout, m: _Measure) -> list[Chapter]:
+def _measure(
+    objects: Any, job_id: uuid.UUID, timeline: Timeline, firsts: list[int], workers: int,
+    timing: _TimingWriter, params: dict[str, Any],
+) -> tuple[float, list[float]]:
+    """Pass 1 on the workers while this thread writes the timings: the book's loudness and each
+    chunk's peak."""
+    with parallel.executor(workers) as pool:
+        futures = [
+            pool.submit(measuring.measure_part, objects, job_id, timeline, part)
+            for part in measuring.parts(timeline, firsts)
+        ]
+        try:
+            _write_timings(objects, job_id, timeline, timing, params)
+            results = [future.result() for future in futures]
+        finally:
+            for future in futures:
+                future.cancel()
+    return joined_loudness([r.meter for r in results]), [peak for r in results for peak in r.peaks]
+
+
+def chapter_marks(layout: Layout, timeline: Timeline | None) -> list[Chapter]:
     """A chapter starts where the pause before its first chunk starts (offset 0 for the first)."""
-    if not m.native_rate:
+    if timeline is None:
         return []
+    rate = timeline.native_rate
     starts = []
     for mark in layout.chapters:
         index = mark.chunk
-        start = 0 if index == 0 else m.offsets[index] - int(round(layout.pauses_ms[index] * m.native_rate / 1000))
-        starts.append((mark.title, start / m.native_rate))
-    total = m.end / m.native_rate
+        start = 0 if index == 0 else timeline.offsets[index] - timeline.pauses[index]
+        starts.append((mark.title, start / rate))
+    total = timeline.end / rate
     return [
         Chapter(title, start, starts[i + 1][1] if i + 1 < len(starts) else total)
         for i, (title, start) in enumerate(starts)
@@ -167,33 +178,52 @@ def chapter_marks(layout: Layout, m: _Measure) -> list[Chapter]:
 
 
 def render(
-    objects: Any, job_id: uuid.UUID, params: dict[str, Any], workdir: Path, *, threads: int | None = None
+    objects: Any, job_id: uuid.UUID, params: dict[str, Any], workdir: Path, *,
+    workers: int | None = None, durations: Sequence[float | None] | None = None,
 ) -> Rendered:
-    """Both passes for a job whose chunks are all in the store; files land in ``workdir``."""
+    """Both passes for a job whose chunks are all in the store; files land in ``workdir``.
+    ``workers``: segments at a time (default: every core)."""
+    workers = workers or parallel.default_workers()
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     fmt = params.get("format", "wav")
-    with ExitStack() as stack:
-        timing = _TimingWriter(stack, workdir)
-        m = _measure(objects, job_id, layout, timing, params)
-        timing.close()
-    chapters = chapter_marks(layout, m)
     out_rate = int(params.get("sampling_rate") or DEFAULT_RATE)
-    metadata = Metadata(
-        title=params.get("title"),
-        author=params.get("author"),
-        genre="Audiobook",
-        chapters=tuple(chapters),
-    )
-    audio = workdir / f"audio.{fmt}"
-    written = 0
-    if m.native_rate:
-        book = Book(
-            native_rate=m.native_rate, pauses=m.pauses, offsets=m.offsets, peaks=m.peaks, end=m.end,
-            gain=10 ** (normalization_gain_db(m.loudness, float(params.get("loudness_lufs") or TARGET_LUFS)) / 20),
+    timeline = _timeline(objects, job_id, layout, durations)
+    loudness, peaks = float("-inf"), []
+    try:
+        with ExitStack() as stack:
+            timing = _TimingWriter(stack, workdir)
+            if timeline is not None:
+                if uses_mp3_segments(fmt, out_rate, workers):
+                    segments = mp3_segments(timeline, out_rate, workers)
+                else:
+                    segments = plan_segments(timeline, out_rate, 2 * workers)  # for measuring only
+                log.info(
+                    "job %s: %d chunks, %.0f s, in %d segments on %d worker %s", job_id, len(timeline.offsets),
+                    timeline.end / timeline.native_rate, len(segments), workers,
+                    "processes" if parallel.uses_processes(workers) else "threads",
+                )
+                loudness, peaks = _measure(
+                    objects, job_id, timeline, [s.first for s in segments], workers, timing, params
+                )
+            timing.close()
+        chapters = chapter_marks(layout, timeline)
+        metadata = Metadata(
+            title=params.get("title"),
+            author=params.get("author"),
+            genre="Audiobook",
+            chapters=tuple(chapters),
         )
-        written = render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, threads=threads)
-    else:  # nothing to say: a valid, empty file
-        open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
+        audio = workdir / f"audio.{fmt}"
+        written = 0
+        if timeline is not None:
+            gain_db = normalization_gain_db(loudness, float(params.get("loudness_lufs") or TARGET_LUFS))
+            book = Book(timeline, peaks, 10 ** (gain_db / 20))
+            written = render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
+        else:  # nothing to say: a valid, empty file
+            open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
+    except parallel.BrokenProcessPool:
+        parallel.discard(workers)  # a worker process died (OOM?): the retried task gets a new pool
+        raise
     return Rendered(
         audio=audio,
         timestamps=timing.timestamps(workdir / "timestamps.json", chapters),
@@ -204,7 +234,7 @@ def render(
     )
 
 
-def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, threads: int | None = None) -> bool:
+def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:
     """Return True when this call moved the job to ``succeeded`` (the caller then sends the webhook)."""
     with sessions() as session:
         moved = job_repo.set_job_status(session=session, job_id=job_id, status="assembling", expected=("running",))
@@ -214,11 +244,12 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, t
         if job.chunks_done < job.chunks_total:
             return False
         params = dict(job.params)
+        durations = job_repo.chunk_durations(session=session, job_id=job_id)
 
     fmt = params.get("format", "wav")
     key = result_key(job_id, fmt)
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
-        rendered = render(objects, job_id, params, Path(tmp), threads=threads)
+        rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)
         objects.put_file(key, rendered.audio, content_type=FORMATS[fmt])
         objects.put_file(timestamps_key(job_id), rendered.timestamps, content_type="application/json")
         objects.put_file(srt_key(job_id), rendered.srt, content_type="application/x-subrip")

@@ -13,12 +13,14 @@ through its writer so the two paths cannot drift apart.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import BinaryIO, Final, Protocol
 
 import av
 import numpy as np
+from av.packet import PacketSideData
 
 from speech.audio import AudioFormat, Metadata, float_to_int16, patch_wav_sizes, wav_header
 from speech.audio.encoders_pyav import _BATCH_RECIPES, _AvWriter  # noqa: PLC2701 - see the docstring
@@ -162,12 +164,33 @@ class Mp3SegmentEncoder:
         return packets
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedSegment:
+    """A segment's MP3 frames as bytes, so they cross from a worker process to the joiner, with
+    what the muxer reads besides the bytes: each packet's duration and the *skip samples* side
+    data of the first and last packets (encoder delay and end padding, which the muxer writes
+    into the LAME tag that makes the decoded length exact)."""
+
+    frames: list[bytes]
+    durations: list[int]
+    skips: list[tuple[int, bytes]]  # (packet index, side data)
+
+    @classmethod
+    def of(cls, packets: list[av.Packet]) -> EncodedSegment:
+        skips = [
+            (i, bytes(p.get_sidedata("skip_samples"))) for i, p in enumerate(packets) if p.has_sidedata("skip_samples")
+        ]
+        return cls([bytes(p) for p in packets], [int(p.duration or 0) for p in packets], skips)
+
+
 class Mp3Joiner:
     """The output file: ID3 tags, a Xing/LAME header (written by FFmpeg's muxer, which counts the
     frames and takes the end padding from the last packet), then the segments' frames in order."""
 
     def __init__(self, sample_rate: int, path: Path, *, metadata: Metadata | None, bitrate: int = MP3_BITRATE) -> None:
         self._frame = mp3_frame_size(sample_rate)
+        self._rate = sample_rate
+        self._skip_side: PacketSideData | None = None
         self._time_base = Fraction(1, sample_rate)
         self._container = av.open(str(path), mode="w", format="mp3")
         try:
@@ -181,13 +204,28 @@ class Mp3Joiner:
             raise
         self._pts = 0
 
-    def add(self, packets: list[av.Packet]) -> None:
+    def add(self, segment: EncodedSegment) -> None:
+        packets = [av.Packet(frame) for frame in segment.frames]
+        for packet, duration in zip(packets, segment.durations, strict=True):
+            packet.duration = duration
+        for index, data in segment.skips:
+            packets[index].set_sidedata(self._skip_samples(data))  # copied into the packet
         for packet in packets:
             packet.stream = self._stream
             packet.time_base = self._time_base
             packet.pts = packet.dts = self._pts
             self._pts += self._frame
             self._container.mux(packet)
+
+    def _skip_samples(self, data: bytes) -> PacketSideData:
+        """PyAV copies side data but cannot make it from bytes: this one comes from a real encode,
+        and its bytes are overwritten before each copy."""
+        if self._skip_side is None:
+            encoder = Mp3SegmentEncoder(self._rate)
+            encoder.write(np.zeros(self._frame, dtype=np.float32))
+            self._skip_side = encoder.finish()[-1].get_sidedata("skip_samples")
+        self._skip_side.update(data)
+        return self._skip_side
 
     def finish(self) -> None:
         self._container.close()

@@ -12,35 +12,33 @@ encoder on a thread of its own beside the arithmetic.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import queue
 import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
+from scheduler import parallel
 from scheduler.encoding import (
     JOB_FORMATS,
+    EncodedSegment,
     Mp3Joiner,
     Mp3SegmentEncoder,
     mp3_frame_size,
     mp3_join_skip,
     open_file_encoder,
 )
-from scheduler.objects import chunk_audio_key, chunk_meta_key
-from speech.audio import MP3_RATES, AudioFormat, Metadata, StreamResampler, fade_edges, limit_true_peak
+from scheduler.timeline import Timeline, faded, fetch_chunks
+from speech.audio import MP3_RATES, AudioFormat, Metadata, StreamResampler, limit_true_peak
 
 TRUE_PEAK_DBFS: Final = -3.0
-FADE_MS: Final = 5.0
-PREFETCH: Final = 6
 #: A stretch whose sample peak after the gain stays this far under the ceiling cannot have a true
 #: peak over it (inter-sample overs of speech are well under 1 dB): it skips the limiter.
 LIMIT_MARGIN: Final = 10 ** (-3.0 / 20)
@@ -49,32 +47,6 @@ _QUEUED_BLOCKS: Final = 4
 JOIN_PAUSE_MS: Final = 700  # segments join only in pauses at least this long
 MIN_SEGMENT_S: Final = 60.0
 MAX_SEGMENT_S: Final = 600.0
-
-
-def fetch_chunks(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
-    """Chunks ``start..stop-1`` in order as (int16 samples, meta), fetched ``PREFETCH`` ahead."""
-
-    def fetch(index: int) -> tuple[np.ndarray, dict[str, Any]]:
-        pcm = np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
-        return pcm, json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
-
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="assemble-fetch") as pool:
-        pending: deque[Future[tuple[np.ndarray, dict[str, Any]]]] = deque()
-        next_index = start
-        try:
-            while next_index < stop or pending:
-                while next_index < stop and len(pending) < PREFETCH:
-                    pending.append(pool.submit(fetch, next_index))
-                    next_index += 1
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-
-
-def faded(pcm: np.ndarray, rate: int) -> np.ndarray:
-    """A chunk as float32 with click-free edges (each chunk is a separate synthesis)."""
-    return fade_edges(pcm.astype(np.float32) * np.float32(1.0 / 32767.0), rate, FADE_MS)
 
 
 def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
@@ -97,13 +69,10 @@ def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Book:
-    """What pass 1 measured, in native samples: all pass 2 needs besides the chunks themselves."""
+    """The timeline and what pass 1 measured: all pass 2 needs besides the chunks themselves."""
 
-    native_rate: int
-    pauses: Sequence[int]  # silence before each chunk
-    offsets: Sequence[int]  # where each chunk's audio starts (after its pause)
+    timeline: Timeline
     peaks: Sequence[float]  # each chunk's sample peak
-    end: int
     gain: float  # linear
 
 
@@ -115,22 +84,22 @@ class Segment:
     end: int  # ... and where it ends
 
 
-def plan_segments(book: Book, out_rate: int, count: int, *, frame: int = 1, skip: int = 0) -> list[Segment]:
+def plan_segments(timeline: Timeline, out_rate: int, count: int, *, frame: int = 1, skip: int = 0) -> list[Segment]:
     """Up to ``count`` segments of similar length joined in long pauses. Every segment but the
     last is a multiple of ``frame`` samples long; every one but the first starts ``skip``
     samples into its pause (``scheduler.encoding`` explains both)."""
-    ratio = out_rate / book.native_rate
-    total = int(round(book.end * ratio))
-    n = len(book.offsets)
+    ratio = out_rate / timeline.native_rate
+    total = int(round(timeline.end * ratio))
+    n = len(timeline.offsets)
     if count <= 1 or n < 2:
         return [Segment(0, n, 0, total)]
     target = max(total / count, MIN_SEGMENT_S * out_rate)
     segments: list[Segment] = []
     first, begin = 0, 0
     for i in range(1, n):
-        pause_out = int(book.pauses[i] * ratio)
-        pause_start = int(round((book.offsets[i] - book.pauses[i]) * ratio))
-        if pause_out < 4 * frame + skip or book.pauses[i] * 1000 < JOIN_PAUSE_MS * book.native_rate:
+        pause_out = int(timeline.pauses[i] * ratio)
+        pause_start = int(round((timeline.offsets[i] - timeline.pauses[i]) * ratio))
+        if pause_out < 4 * frame + skip or timeline.pauses[i] * 1000 < JOIN_PAUSE_MS * timeline.native_rate:
             continue
         if pause_start - begin < target or total - pause_start < target / 2:
             continue
@@ -143,10 +112,11 @@ def plan_segments(book: Book, out_rate: int, count: int, *, frame: int = 1, skip
 
 def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
     """The segment's output samples, ``segment.begin`` to ``segment.end``, block by block."""
-    ratio = out_rate / book.native_rate
-    start_native = book.offsets[segment.first] - book.pauses[segment.first] if segment.first else 0
+    timeline = book.timeline
+    ratio = out_rate / timeline.native_rate
+    start_native = timeline.offsets[segment.first] - timeline.pauses[segment.first] if segment.first else 0
     position = int(round(start_native * ratio))  # output sample of the resampler's first output
-    resampler = StreamResampler(book.native_rate, out_rate)
+    resampler = StreamResampler(timeline.native_rate, out_rate)
     ceiling = 10 ** (TRUE_PEAK_DBFS / 20)
     gain = np.float32(book.gain)
     previous_peak = 0.0
@@ -162,8 +132,8 @@ def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Book, segment: Segmen
 
     chunks = fetch_chunks(objects, job_id, segment.first, segment.stop)
     for index, (pcm, _meta) in zip(range(segment.first, segment.stop), chunks, strict=True):
-        samples = faded(pcm, book.native_rate)
-        pause = book.pauses[index]
+        samples = faded(pcm, timeline.native_rate)
+        pause = timeline.pauses[index]
         block = np.concatenate([np.zeros(pause, dtype=np.float32), samples]) if pause else samples
         # The resampler holds back a few milliseconds: a block may end with the previous chunk's tail.
         yield cut(resampler.process(block), max(book.peaks[index], previous_peak))
@@ -204,26 +174,20 @@ class _EncoderThread:
             raise self._error
 
 
-# Encoding threads for one book. LAME scales well to a handful of threads and, on the 16-vCPU
-# GPU host measured (an H100 VM), got slower past that: 10 h of audio took 99.6 s with 8 threads
-# and 148 s with 16. ``LECTOR_ASSEMBLY_THREADS`` overrides it per deployment.
-MAX_THREADS = 8
-
-
-def workers() -> int:
-    return max(1, min(len(os.sched_getaffinity(0)), MAX_THREADS))
+def uses_mp3_segments(fmt: str, out_rate: int, workers: int) -> bool:
+    return JOB_FORMATS[fmt] is AudioFormat.MP3 and out_rate in MP3_RATES and workers > 1
 
 
 def render_audio(
     objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
-    metadata: Metadata | None, threads: int | None = None,
+    metadata: Metadata | None, workers: int,
 ) -> int:
     """Write the audio file; return its length in samples at ``out_rate``."""
-    threads = workers() if threads is None else threads
-    if JOB_FORMATS[fmt] is AudioFormat.MP3 and out_rate in MP3_RATES and threads > 1:
-        return _render_mp3_segments(objects, job_id, book, out_rate, path, metadata=metadata, threads=threads)
-    segment = plan_segments(book, out_rate, 1)[0]
-    encoder = open_file_encoder(fmt, out_rate, path, metadata=metadata, total_seconds=book.end / book.native_rate)
+    if uses_mp3_segments(fmt, out_rate, workers):
+        return _render_mp3_segments(objects, job_id, book, out_rate, path, metadata=metadata, workers=workers)
+    segment = plan_segments(book.timeline, out_rate, 1)[0]
+    timeline = book.timeline
+    encoder = open_file_encoder(fmt, out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate)
     try:
         sink = _EncoderThread(encoder)
         try:
@@ -238,35 +202,36 @@ def render_audio(
     return segment.end
 
 
+def mp3_segments(timeline: Timeline, out_rate: int, workers: int) -> list[Segment]:
+    """Enough segments to keep every worker busy, and none so long that its frames (held until
+    the segments before it are written) weigh much: ten minutes of 64 kb/s MP3 is 5 MB."""
+    count = max(2 * workers, math.ceil(timeline.end / timeline.native_rate / MAX_SEGMENT_S))
+    return plan_segments(timeline, out_rate, count, frame=mp3_frame_size(out_rate), skip=mp3_join_skip(out_rate))
+
+
+def encode_mp3_segment(objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, out_rate: int) -> EncodedSegment:
+    """One segment's MP3 frames. Runs in a worker process (``scheduler.parallel``): its arguments
+    and its result pickle, and it holds one chunk and the segment's frames in memory."""
+    encoder = Mp3SegmentEncoder(out_rate)
+    for block in _segment_blocks(objects, job_id, book, segment, out_rate):
+        encoder.write(block)
+    return EncodedSegment.of(encoder.finish())
+
+
 def _render_mp3_segments(
-    objects: Any, job_id: uuid.UUID, book: Book, out_rate: int, path: Path, *, metadata: Metadata | None, threads: int
+    objects: Any, job_id: uuid.UUID, book: Book, out_rate: int, path: Path, *, metadata: Metadata | None, workers: int
 ) -> int:
-    frame, skip = mp3_frame_size(out_rate), mp3_join_skip(out_rate)
-    # Enough segments to keep every thread busy, and none so long that its frames (held until
-    # the segments before it are written) weigh much: ten minutes of 64 kb/s MP3 is 5 MB.
-    count = max(2 * threads, math.ceil(book.end / book.native_rate / MAX_SEGMENT_S))
-    segments = plan_segments(book, out_rate, count, frame=frame, skip=skip)
-
-    def encode(segment: Segment) -> list[Any]:
-        encoder = Mp3SegmentEncoder(out_rate)
-        for block in _segment_blocks(objects, job_id, book, segment, out_rate):
-            encoder.write(block)
-        return encoder.finish()
-
+    segments = mp3_segments(book.timeline, out_rate, workers)
     joiner = Mp3Joiner(out_rate, path, metadata=metadata)
     try:
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="assemble-mp3") as pool:
-            pending: deque[Future[list[Any]]] = deque()
-            upcoming = iter(segments)
-            for segment in upcoming:  # at most `threads` segments' frames wait in memory
-                pending.append(pool.submit(encode, segment))
-                if len(pending) >= threads:
-                    break
+        with parallel.executor(workers) as pool:
+            pending: deque[Future[EncodedSegment]] = deque()
+            for segment in segments:  # at most 2 x workers segments' frames wait in memory
+                if len(pending) >= 2 * workers:
+                    joiner.add(pending.popleft().result())
+                pending.append(pool.submit(encode_mp3_segment, objects, job_id, book, segment, out_rate))
             while pending:
                 joiner.add(pending.popleft().result())
-                following = next(upcoming, None)
-                if following is not None:
-                    pending.append(pool.submit(encode, following))
         joiner.finish()
     except BaseException:
         joiner.abort()

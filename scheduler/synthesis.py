@@ -2,8 +2,9 @@
 
 Each chunk's audio (int16 PCM at the voice's native rate) and its word timings are written under
 deterministic keys *before* the chunk is marked done, and the usage row is written in the same
-transaction as the mark: a worker killed anywhere in between leaves the chunk pending and
-unbilled, and the redelivered task redoes exactly that chunk. A chunk already done is skipped.
+transaction as the mark (one transaction per engine call's group of chunks): a worker killed
+anywhere in between leaves those chunks pending and unbilled, and the redelivered task redoes
+exactly them. A chunk already done is skipped.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def _store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces:
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
     objects.put_bytes(chunk_audio_key(job_id, index), pcm, content_type="audio/L16")
-    meta = {"sample_rate": rate, "duration_s": duration, "words": words, "text": text}
+    meta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
 
@@ -124,11 +125,15 @@ def synthesize_batch(
         audio = synthesizer.synthesize(voice, flat, controls) if flat else []
         rate = audio[0].sample_rate if audio else synthesizer.engine(voice).sample_rate
         cursor = 0
+        stored: list[tuple[int, str, float]] = []
         for (index, text), sentences in zip(group, per_chunk, strict=True):
             pieces = audio[cursor : cursor + len(sentences)]
             cursor += len(sentences)
-            duration = _store_chunk(objects, job_id, index, text, pieces, rate)
-            with sessions() as session:
+            stored.append((index, text, _store_chunk(objects, job_id, index, text, pieces, rate)))
+        # One transaction for the group: each chunk marked done with its usage row, as before,
+        # with one commit for the group rather than one per chunk (a GPU group holds ~40 chunks).
+        with sessions() as session:
+            for index, text, duration in stored:
                 if job_repo.mark_chunk_done(
                     session=session, job_id=job_id, index=index, audio_key=chunk_audio_key(job_id, index),
                     duration_s=duration,

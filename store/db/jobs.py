@@ -285,6 +285,11 @@ def list_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
     return list(session.scalars(select(JobChunk).where(JobChunk.job_id == job_id).order_by(JobChunk.index)))
 
 
+def chunk_durations(*, session: Session, job_id: uuid.UUID) -> list[float | None]:
+    """Each chunk's audio length in seconds, in order (None: not synthesized)."""
+    return list(session.scalars(select(JobChunk.duration_s).where(JobChunk.job_id == job_id).order_by(JobChunk.index)))
+
+
 def record_webhook_attempt(
     *,
     session: Session,

@@ -111,6 +111,12 @@ class S3ObjectStore:
     ) -> None:
         """``access_key_id``/``secret_access_key`` None: boto3's default chain (environment,
         instance or pod role). ``create_bucket``: create it now if missing (dev and tests)."""
+        self._settings: dict[str, Any] = {
+            "bucket": bucket, "endpoint_url": endpoint_url, "region": region, "access_key_id": access_key_id,
+            "secret_access_key": secret_access_key, "multipart_threshold": multipart_threshold,
+            "multipart_chunksize": multipart_chunksize, "max_attempts": max_attempts,
+            "connect_timeout_s": connect_timeout_s, "read_timeout_s": read_timeout_s,
+        }
         self.bucket = bucket
         self.endpoint_url = endpoint_url
         options: dict[str, Any] = {
@@ -143,6 +149,11 @@ class S3ObjectStore:
 
     def __repr__(self) -> str:
         return f"S3ObjectStore(bucket={self.bucket!r}, endpoint_url={self.endpoint_url!r})"
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickled as its settings, so a worker process builds its own client (assembly's
+        segments are read in worker processes); the bucket exists by then."""
+        return _rebuild, (self._settings,)
 
     def _create_bucket(self, region: str) -> None:
         kwargs: dict[str, Any] = {"Bucket": self.bucket}
@@ -254,3 +265,7 @@ class S3ObjectStore:
             for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
                 for item in page.get("Contents") or []:
                     yield item["Key"]
+
+
+def _rebuild(settings: dict[str, Any]) -> S3ObjectStore:
+    return S3ObjectStore(**settings)

@@ -187,3 +187,60 @@ def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_red
     finally:
         crash.stop_all()
         engine.dispose()
+
+
+def _submit_mp3(sessions: Any, objects: S3ObjectStore, chars: int) -> uuid.UUID:
+    with session_scope(sessions) as session:
+        account = accounts.create_account(session=session, name=f"pool-{uuid.uuid4().hex[:6]}")
+        job, _ = intake.submit_job(
+            session=session, objects=objects, account_id=account.id,
+            spec=intake.JobSpec(text=_excerpt(chars), speaker="joe", model_id="mistv3", lang="en", format="mp3"),
+        )
+        return job.id
+
+
+def _finished(sessions: Any, job_id: uuid.UUID, stack: Stack, name: str) -> Any:
+    deadline = time.monotonic() + 240
+    while (current := _job(sessions, job_id)).status not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, stack.log_text(name)[-3000:]
+        time.sleep(0.3)
+    return current
+
+
+def test_assembly_on_worker_processes_survives_one_of_them_dying(crash_stack: Stack, pg_url: str, tmp_path: Path) -> None:
+    """A cpu worker assembling on three processes (what a many-core host does): the processes
+    read the chunks from S3 themselves. One of them is then killed; the next book's assembly
+    finds the pool broken, retries on a new one and succeeds."""
+    import av
+    import psutil
+
+    crash_stack.env["LECTOR_ASSEMBLY_WORKERS"] = "3"
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+    objects = _objects(crash_stack.env)
+    worker = crash_stack.start_worker("pooled")
+    dispatcher = Dispatcher(make_celery(crash_stack.env["LECTOR_REDIS_URL"]))
+
+    first = _submit_mp3(sessions, objects, 900)
+    dispatcher.send(TASK_PLAN, str(first))
+    done = _finished(sessions, first, crash_stack, "pooled")
+    assert done.status == "succeeded", done.error
+    assert "worker processes" in crash_stack.log_text("pooled")
+    path = tmp_path / "first.mp3"
+    path.write_bytes(objects.get_bytes(done.result_key))
+    with av.open(str(path)) as container:
+        decoded = sum(frame.samples for frame in container.decode(audio=0))
+    assert abs(decoded / 24000 - done.audio_seconds) < 0.01
+
+    servers = [p for p in psutil.Process(worker.pid).children() if "forkserver" in " ".join(p.cmdline())]
+    pool = [child for server in servers for child in server.children()]  # forked by the forkserver
+    assert 1 <= len(pool) <= 3, [p.cmdline() for p in psutil.Process(worker.pid).children(recursive=True)]
+    pool[0].kill()  # (the pool starts processes as work needs them: a short book used one or two)
+
+    second = _submit_mp3(sessions, objects, 600)
+    dispatcher.send(TASK_PLAN, str(second))
+    again = _finished(sessions, second, crash_stack, "pooled")
+    engine.dispose()
+    log = crash_stack.log_text("pooled")
+    assert again.status == "succeeded", (again.error, log[-3000:])
+    assert "BrokenProcessPool" in log  # it did break, and the retry made a new pool

@@ -219,3 +219,16 @@ def test_build_object_store_picks_s3_with_a_bucket(
     built.put_bytes("via-factory", b"ok")
     assert s3_store.get_bytes("via-factory") == b"ok"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_pickled_store_reaches_the_same_bucket(s3_store: S3ObjectStore) -> None:
+    """Assembly hands the store to worker processes by pickling it: the copy builds its own
+    client from the same settings and reads what the original wrote."""
+    import pickle
+
+    s3_store.put_bytes("jobs/p/chunk", b"pcm")
+    copy = pickle.loads(pickle.dumps(s3_store))
+    assert copy is not s3_store and copy._client is not s3_store._client  # noqa: SLF001
+    assert copy.get_bytes("jobs/p/chunk") == b"pcm"
+    copy.put_bytes("jobs/p/back", b"ok")
+    assert s3_store.get_bytes("jobs/p/back") == b"ok"

@@ -12,7 +12,7 @@ import av
 import numpy as np
 import pytest
 
-from scheduler import assembly, rendering
+from scheduler import assembly, rendering, timeline
 from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import ChapterMark, Layout
 from speech.audio import (
@@ -79,7 +79,7 @@ def test_wav_is_the_whole_book_at_the_target_loudness_and_under_the_peak_ceiling
 
     # The same as stitching the whole book in memory and normalising it at once (the old way).
     boundaries = [Boundary.SENTENCE] * len(chunks)
-    pause_cfg = Pauses(sentence_ms=0, paragraph_ms=0, chapter_ms=0, fade_ms=rendering.FADE_MS)
+    pause_cfg = Pauses(sentence_ms=0, paragraph_ms=0, chapter_ms=0, fade_ms=timeline.FADE_MS)
     parts = []
     for pause, chunk in zip(PAUSES, chunks, strict=True):
         parts.append(np.zeros(int(round(pause * RATE / 1000)), np.float32))
@@ -186,8 +186,8 @@ def test_mp3_encoded_in_parallel_segments_is_sample_exact(long_book, tmp_path: P
     params = {"format": "mp3", "sampling_rate": rate}
     (tmp_path / "one").mkdir()
     (tmp_path / "many").mkdir()
-    single = assembly.render(objects, job_id, params, tmp_path / "one", threads=1)
-    parallel = assembly.render(objects, job_id, params, tmp_path / "many", threads=3)
+    single = assembly.render(objects, job_id, params, tmp_path / "one", workers=1)
+    parallel = assembly.render(objects, job_id, params, tmp_path / "many", workers=3)
     a, _ = _decode(single.audio)
     b, _ = _decode(parallel.audio)
     assert len(a) == len(b) == int(round(single.duration_s * rate)) == int(round(parallel.duration_s * rate))
@@ -201,7 +201,8 @@ def test_mp3_encoded_in_parallel_segments_is_sample_exact(long_book, tmp_path: P
 
 
 def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
-    from scheduler.rendering import Book, plan_segments
+    from scheduler.rendering import plan_segments
+    from scheduler.timeline import Timeline
 
     rate = 24000
     pauses = [0] + [int(0.25 * rate), int(2.0 * rate)] * 10
@@ -211,8 +212,7 @@ def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
         position += pause
         offsets.append(position)
         position += length
-    book = Book(rate, pauses, offsets, [0.1] * len(pauses), position, 1.0)
-    segments = plan_segments(book, rate, 4, frame=576, skip=1152)
+    segments = plan_segments(Timeline(rate, pauses, offsets, position), rate, 4, frame=576, skip=1152)
     assert len(segments) >= 3
     assert segments[0].begin == 0 and segments[-1].end == position
     assert [s.first for s in segments[1:]] == [s.stop for s in segments[:-1]]
@@ -221,3 +221,31 @@ def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
         assert following.begin == s.end + 1152
         assert pauses[following.first] == 2 * rate  # never in a sentence pause
         assert offsets[following.first] - pauses[following.first] < s.end < following.begin < offsets[following.first]
+
+
+def test_measured_on_worker_processes_the_book_is_the_same(long_book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Pass 1 in parts on three processes and in one part here give one gain: the same samples."""
+    objects, job_id, _ = long_book
+    params = {"format": "wav", "sampling_rate": 24000}
+    (tmp_path / "one").mkdir()
+    (tmp_path / "many").mkdir()
+    one = assembly.render(objects, job_id, params, tmp_path / "one", workers=1)
+    many = assembly.render(objects, job_id, params, tmp_path / "many", workers=3)
+    a, _ = _decode(one.audio)
+    b, _ = _decode(many.audio)
+    assert len(a) == len(b) > 0
+    assert np.max(np.abs(a - b)) <= 1.5 / 32768
+
+
+def test_chunk_lengths_from_the_database_give_the_same_book(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, chunks = book
+    durations = [len(c) / RATE for c in chunks]
+    (tmp_path / "metas").mkdir()
+    (tmp_path / "rows").mkdir()
+    from_metas = assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "metas")
+    from_rows = assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "rows", durations=durations)
+    assert from_rows.audio.read_bytes() == from_metas.audio.read_bytes()
+    assert from_rows.timestamps.read_text() == from_metas.timestamps.read_text()
+    (tmp_path / "wrong").mkdir()
+    with pytest.raises(ValueError, match="chunk 0 has"):  # the rows are what the timeline is built from
+        assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "wrong", durations=[d + 0.01 for d in durations])

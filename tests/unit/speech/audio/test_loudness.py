@@ -9,6 +9,7 @@ import pytest
 from speech.audio.loudness import (
     LoudnessMeter,
     integrated_loudness,
+    joined_loudness,
     limit_true_peak,
     normalize,
     true_peak_level,
@@ -89,3 +90,52 @@ def test_true_peak_sees_intersample_peaks() -> None:
 def test_limiter_leaves_quiet_audio_alone() -> None:
     x = _speechlike(3.0) * 0.2
     assert np.array_equal(limit_true_peak(x, RATE, -1.0), x)
+
+
+def _with_pauses(rate: int) -> tuple[np.ndarray, list[int]]:
+    """Speech-like stretches with a second of silence between them; where each silence starts."""
+    pieces, silences, position = [], [], 0
+    for seed in range(4):
+        x = _speechlike(3.3 + 0.7 * seed, seed)
+        x = np.interp(np.arange(int(len(x) * rate / RATE)) * RATE / rate, np.arange(len(x)), x).astype(np.float32)
+        pieces += [x, np.zeros(rate, dtype=np.float32)]
+        position += len(x)
+        silences.append(position)
+        position += rate
+    return np.concatenate(pieces), silences
+
+
+@pytest.mark.parametrize("rate", [22050, 24000, 16000])
+def test_parts_measured_apart_join_to_the_loudness_of_the_whole(rate: int) -> None:
+    x, silences = _with_pauses(rate)
+    hop = LoudnessMeter(rate).hop
+    assert hop == rate // 10
+    # cut 200 ms into each silence, on the 100 ms grid, as assembly does
+    cuts = [0] + [-(-(s + rate // 5) // hop) * hop for s in silences[:-1]] + [len(x)]
+    parts = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        meter = LoudnessMeter(rate)
+        for start in range(a, b, 7919):  # fed in odd pieces
+            meter.add(x[start : min(start + 7919, b)])
+        parts.append(meter)
+    whole = integrated_loudness(x, rate)
+    assert joined_loudness(parts) == pytest.approx(whole, abs=1e-6)
+    assert whole == pytest.approx(pyloudnorm.Meter(rate).integrated_loudness(x.astype(np.float64)), abs=0.01)
+
+
+def test_a_part_that_ends_off_the_grid_is_refused() -> None:
+    x, _ = _with_pauses(RATE)
+    first, second = LoudnessMeter(RATE), LoudnessMeter(RATE)
+    first.add(x[:12345])
+    second.add(x[12345:])
+    with pytest.raises(ValueError, match="whole 100 ms segments"):
+        joined_loudness([first, second])
+
+
+def test_an_empty_piece_changes_nothing() -> None:
+    x = _speechlike(2.0)
+    meter = LoudnessMeter(RATE)
+    meter.add(x[:1000])
+    meter.add(np.zeros(0, dtype=np.float32))
+    meter.add(x[1000:])
+    assert meter.integrated_loudness() == pytest.approx(integrated_loudness(x, RATE), abs=1e-9)

@@ -1,0 +1,101 @@
+"""A finished job's timeline, in the voice's native samples, and its chunks read in order.
+
+Where every chunk starts follows from the plan's pauses and the chunks' lengths alone, so it is
+known before any audio is read: that is what lets assembly cut a book into segments and measure
+and encode them at the same time (``scheduler.measuring``, ``scheduler.rendering``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from scheduler.objects import chunk_audio_key, chunk_meta_key
+from speech.audio import fade_edges
+
+FADE_MS: Final = 5.0
+PREFETCH: Final = 6
+_META_THREADS: Final = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    native_rate: int
+    pauses: Sequence[int]  # silence before each chunk
+    offsets: Sequence[int]  # where each chunk's audio starts (after its pause)
+    end: int  # total samples
+
+    @classmethod
+    def build(cls, native_rate: int, pauses_ms: Sequence[int], lengths: Sequence[int]) -> Timeline:
+        if len(pauses_ms) != len(lengths):
+            raise ValueError(f"{len(lengths)} chunk lengths for a plan of {len(pauses_ms)} chunks")
+        pauses = [int(round(ms * native_rate / 1000)) for ms in pauses_ms]
+        offsets: list[int] = []
+        position = 0
+        for pause, length in zip(pauses, lengths, strict=True):
+            position += pause
+            offsets.append(position)
+            position += int(length)
+        return cls(native_rate, pauses, offsets, position)
+
+    def length(self, index: int) -> int:
+        following = self.offsets[index + 1] - self.pauses[index + 1] if index + 1 < len(self.offsets) else self.end
+        return following - self.offsets[index]
+
+
+def fetch_chunks(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+    """Chunks ``start..stop-1`` in order as (int16 samples, meta), fetched ``PREFETCH`` ahead."""
+
+    def fetch(index: int) -> tuple[np.ndarray, dict[str, Any]]:
+        pcm = np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
+        return pcm, json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="assemble-fetch") as pool:
+        pending: deque[Future[tuple[np.ndarray, dict[str, Any]]]] = deque()
+        next_index = start
+        try:
+            while next_index < stop or pending:
+                while next_index < stop and len(pending) < PREFETCH:
+                    pending.append(pool.submit(fetch, next_index))
+                    next_index += 1
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def fetch_metas(objects: Any, job_id: uuid.UUID, count: int) -> Iterator[dict[str, Any]]:
+    """Every chunk's meta (text, word timings, length) in order, many requests in flight: they
+    are small, so an object store's latency is what they cost."""
+    with ThreadPoolExecutor(max_workers=_META_THREADS, thread_name_prefix="assemble-meta") as pool:
+        pending: deque[Future[bytes]] = deque()
+        next_index = 0
+        try:
+            while next_index < count or pending:
+                while next_index < count and len(pending) < 4 * _META_THREADS:
+                    pending.append(pool.submit(objects.get_bytes, chunk_meta_key(job_id, next_index)))
+                    next_index += 1
+                yield json.loads(pending.popleft().result())
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def meta_length(meta: dict[str, Any]) -> int:
+    """A chunk's length in samples: stored since chunks carry it, else exact from its duration
+    (``len / rate`` in a double round-trips)."""
+    if "samples" in meta:
+        return int(meta["samples"])
+    return int(round(float(meta["duration_s"]) * int(meta["sample_rate"])))
+
+
+def faded(pcm: np.ndarray, rate: int) -> np.ndarray:
+    """A chunk as float32 with click-free edges (each chunk is a separate synthesis)."""
+    return fade_edges(pcm.astype(np.float32) * np.float32(1.0 / 32767.0), rate, FADE_MS)

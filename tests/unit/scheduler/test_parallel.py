@@ -1,0 +1,38 @@
+"""The assembly pool: threads on two cores, a kept forkserver pool of processes above that."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from scheduler import parallel
+
+
+def test_threads_up_to_two_workers_processes_above() -> None:
+    assert not parallel.uses_processes(1)
+    assert not parallel.uses_processes(2)
+    assert parallel.uses_processes(3)
+
+
+def test_process_workers_run_elsewhere_and_the_pool_is_kept() -> None:
+    with parallel.executor(3) as pool:
+        pids = {f.result() for f in [pool.submit(os.getpid) for _ in range(6)]}
+    assert pids and os.getpid() not in pids
+    with parallel.executor(3) as again:  # leaving the block did not stop it: the same processes
+        assert again._pool is pool._pool  # type: ignore[attr-defined]  # noqa: SLF001
+        assert again.submit(pow, 2, 10).result() == 1024
+
+
+def test_thread_workers_run_in_this_process() -> None:
+    with parallel.executor(2) as pool:
+        assert pool.submit(os.getpid).result() == os.getpid()
+
+
+def test_a_dead_worker_breaks_the_pool_and_discard_gives_a_new_one() -> None:
+    parallel.warm(3)
+    pool = parallel.executor(3)
+    with pytest.raises(parallel.BrokenProcessPool):
+        pool.submit(os._exit, 9).result()
+    parallel.discard(3)
+    assert parallel.executor(3).submit(pow, 3, 3).result() == 27
