@@ -18,10 +18,9 @@ from typing import Final
 
 import numpy as np
 import pyloudnorm
+import soxr
 from scipy.ndimage import minimum_filter1d, uniform_filter1d
 from scipy.signal import sosfilt
-
-from speech.audio.resample import StreamResampler
 
 DEFAULT_TARGET_LUFS: Final = -19.0  # a common spoken-word target (mono)
 DEFAULT_TRUE_PEAK_DBFS: Final = -3.0
@@ -153,26 +152,45 @@ def integrated_loudness(samples: np.ndarray, sample_rate: int) -> float:
 
 
 def true_peak_envelope(samples: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Per-sample peak estimate: the largest |value| among 4x-oversampled points around each sample."""
+    """Per-sample peak estimate: the largest |value| among 4x-oversampled points around each sample.
+
+    Up to ``_PROCESS_SECONDS`` at once in one resampler call, longer signals streamed. The
+    oversampling is soxr's HQ quality: a true-peak meter needs far less than VHQ (BS.1770's own
+    interpolator is a 48-tap FIR), and the limiter runs this on every loud stretch of a book."""
     x = np.asarray(samples, dtype=np.float32).reshape(-1)
     out = np.abs(x)
     if len(x) == 0:
         return out
-    up = StreamResampler(sample_rate, sample_rate * _OVERSAMPLE)
+    if len(x) <= _PROCESS_SECONDS * sample_rate:
+        up = soxr.resample(x, sample_rate, sample_rate * _OVERSAMPLE, quality="HQ")
+        whole = min(len(up) // _OVERSAMPLE, len(x))
+        np.maximum(out[:whole], _phase_peaks(up, whole), out=out[:whole])
+        return out
+    stream = soxr.ResampleStream(sample_rate, sample_rate * _OVERSAMPLE, 1, dtype="float32", quality="HQ")
     carry = np.zeros(0, dtype=np.float32)
     written = 0
     step = int(_PROCESS_SECONDS * sample_rate)
-    pieces = [up.process(x[s : s + step]) for s in range(0, len(x), step)]
-    pieces.append(up.flush())
-    for piece in pieces:
-        carry = np.concatenate([carry, np.abs(piece)])
+    for start in range(0, len(x) + 1, step):
+        last = start + step >= len(x)
+        piece = stream.resample_chunk(x[start : start + step], last=last)
+        carry = np.concatenate([carry, piece])
         whole = min(len(carry) // _OVERSAMPLE, len(x) - written)
         if whole:
-            peaks = carry[: whole * _OVERSAMPLE].reshape(whole, _OVERSAMPLE).max(axis=1)
-            np.maximum(out[written : written + whole], peaks, out=out[written : written + whole])
+            np.maximum(out[written : written + whole], _phase_peaks(carry, whole), out=out[written : written + whole])
             written += whole
             carry = carry[whole * _OVERSAMPLE :]
+        if last:
+            break
     return out
+
+
+def _phase_peaks(up: np.ndarray, count: int) -> np.ndarray:
+    """max |up| over each run of ``_OVERSAMPLE`` points, for ``count`` runs. Strided maxima:
+    numpy's ``reshape(-1, 4).max(axis=1)`` is 18x slower over so short an axis."""
+    peaks = np.abs(up[0 : count * _OVERSAMPLE : _OVERSAMPLE])
+    for phase in range(1, _OVERSAMPLE):
+        np.maximum(peaks, np.abs(up[phase : count * _OVERSAMPLE : _OVERSAMPLE]), out=peaks)
+    return peaks
 
 
 def true_peak_level(samples: np.ndarray, sample_rate: int) -> float:
