@@ -14,8 +14,8 @@ each worker holding about one chunk:
    sentence timings and the subtitles, read from the chunks' metadata.
 2. Render (``scheduler.rendering``). The same segments again, resampled, multiplied by the one
    gain, true-peak limited around the samples that come near the ceiling, and encoded into a file
-   on local disk: MP3 segment by segment in parallel, other formats as one stream with the encoder
-   on its own thread.
+   on local disk: MP3 and m4b segment by segment in parallel, other formats as one stream with
+   the encoder on its own thread.
 
 The result then goes up with a multipart upload.
 """
@@ -47,7 +47,7 @@ from scheduler.objects import (
     vtt_key,
 )
 from scheduler.planning import Layout
-from scheduler.rendering import Book, mp3_segments, plan_segments, render_audio, uses_mp3_segments
+from scheduler.rendering import Book, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db
 from store.db import jobs as job_repo
@@ -193,8 +193,8 @@ def render(
         with ExitStack() as stack:
             timing = _TimingWriter(stack, workdir)
             if timeline is not None:
-                if uses_mp3_segments(fmt, out_rate, workers):
-                    segments = mp3_segments(timeline, out_rate, workers)
+                if uses_segments(fmt, out_rate, workers):
+                    segments = encoded_segments(timeline, fmt, out_rate, workers)
                 else:
                     segments = plan_segments(timeline, out_rate, 2 * workers)  # for measuring only
                 log.info(

@@ -22,8 +22,8 @@ import av
 import numpy as np
 from av.packet import PacketSideData
 
-from speech.audio import AudioFormat, Metadata, float_to_int16, patch_wav_sizes, wav_header
-from speech.audio.encoders_pyav import _BATCH_RECIPES, _AvWriter  # noqa: PLC2701 - see the docstring
+from speech.audio import CHAPTER_FORMATS, AudioFormat, Metadata, float_to_int16, patch_wav_sizes, wav_header
+from speech.audio.encoders_pyav import _BATCH_RECIPES, _AvWriter, chapter_dicts  # noqa: PLC2701 - see the docstring
 
 #: A job's ``format`` -> the audio format written.
 JOB_FORMATS: Final[dict[str, AudioFormat]] = {
@@ -34,7 +34,6 @@ JOB_FORMATS: Final[dict[str, AudioFormat]] = {
     "m4b": AudioFormat.M4B,
 }
 _PIECE_SECONDS: Final = 1.0
-MP3_BITRATE: Final = int(_BATCH_RECIPES[AudioFormat.MP3].default_bitrate or 64000)
 
 
 class FileEncoder(Protocol):
@@ -95,54 +94,89 @@ def open_file_encoder(
     return _AvFile(fmt, sample_rate, path, metadata, total_seconds)
 
 
-# --- MP3 in parallel segments ------------------------------------------------------------------
+# --- MP3 and AAC in parallel segments -----------------------------------------------------------
 #
-# LAME runs at about 130x real time on one core: a twelve-hour novel is six minutes of encoding.
-# MP3 frames are independent enough to be encoded in segments on several cores and concatenated,
-# provided the joins are placed so the timeline stays exact:
+# LAME runs at about 60-130x real time on one core: a twelve-hour novel is minutes of encoding.
+# MP3 and AAC frames are independent enough to be encoded in segments on several cores and
+# concatenated, provided the joins are placed so the timeline stays exact:
 #
 # - an encoder given n samples, n a multiple of the frame size, emits n / frame + E frames (E = 2
-#   with the bundled LAME; measured, not assumed, by ``_extra_frames``), its content starting at
-#   the same offset D (encoder delay + decoder delay) in its own frames;
-# - the file's LAME tag makes decoders skip D once, at the start. So segment k's content lands at
-#   ``sum(frames of the segments before) * frame``: each join adds exactly E * frame samples.
+#   with the bundled LAME, 1 with FFmpeg's AAC: its priming frame; measured, not assumed, by
+#   ``_extra_frames``), its content starting at the same offset D (encoder delay + decoder delay)
+#   in its own frames;
+# - the file makes decoders skip D once, at the start (MP3: the LAME tag; MP4: the edit list).
+#   So segment k's content lands at ``sum(frames of the segments before) * frame``: each join
+#   adds exactly E * frame samples.
 #
 # So every segment but the last gets a multiple of the frame size, and every segment but the first
 # starts ``E * frame`` samples later than the timeline would put it: those samples (48 ms at
-# 24 kHz) are dropped from the silence at the join, and the joined file decodes to exactly the
-# timeline's length with every sample in place. Joins sit inside long pauses, where both sides
-# are digital silence, so the frames that meet there overlap-add nothing audible.
+# 24 kHz for MP3, 43 ms for AAC) are dropped from the silence at the join, and the joined file
+# decodes with every sample in place. Joins sit inside long pauses, where both sides are digital
+# silence, so the frames that meet there overlap-add nothing audible.
+
+#: Job formats encoded in segments, and their codec options beyond the batch recipe's.
+SEGMENTED: Final[frozenset[AudioFormat]] = frozenset({AudioFormat.MP3, AudioFormat.M4B})
 
 
-def mp3_frame_size(sample_rate: int) -> int:
-    """MPEG-1 Layer III frames carry 1152 samples (32 kHz and up); MPEG-2 and 2.5 carry 576."""
+def frame_size(fmt: AudioFormat, sample_rate: int) -> int:
+    """AAC frames carry 1024 samples. MPEG-1 Layer III frames 1152 (32 kHz and up), MPEG-2 and
+    2.5 frames 576."""
+    if fmt is AudioFormat.M4B:
+        return 1024
     return 1152 if sample_rate >= 32000 else 576
 
 
 @functools.cache
-def _extra_frames(sample_rate: int, bitrate: int) -> int:
-    frame = mp3_frame_size(sample_rate)
-    encoder = Mp3SegmentEncoder(sample_rate, bitrate)
+def _extra_frames(fmt: AudioFormat, sample_rate: int) -> int:
+    frame = frame_size(fmt, sample_rate)
+    encoder = SegmentEncoder(fmt, sample_rate)
     encoder.write(np.zeros(10 * frame, dtype=np.float32))
-    return len(encoder.finish()) - 10
+    return len(encoder.finish().frames) - 10
 
 
-def mp3_join_skip(sample_rate: int, bitrate: int = MP3_BITRATE) -> int:
+def join_skip(fmt: AudioFormat, sample_rate: int) -> int:
     """Samples each segment after the first must leave out at its start (see above)."""
-    return _extra_frames(sample_rate, bitrate) * mp3_frame_size(sample_rate)
+    return _extra_frames(fmt, sample_rate) * frame_size(fmt, sample_rate)
 
 
-class Mp3SegmentEncoder:
-    """One segment's MP3 frames, encoded on whatever thread calls it (LAME releases the GIL)."""
+@dataclass(frozen=True, slots=True)
+class EncodedSegment:
+    """A segment's frames as bytes, so they cross from a worker process to the joiner, with
+    what the muxer reads besides the bytes: the first packet's timestamp (AAC's starts at minus
+    its priming, which the MP4 edit list trims), each packet's duration, and the *skip samples*
+    side data of the first and last packets (MP3's encoder delay and end padding, which the
+    muxer writes into the LAME tag that makes the decoded length exact)."""
 
-    def __init__(self, sample_rate: int, bitrate: int = MP3_BITRATE) -> None:
+    frames: list[bytes]
+    durations: list[int]
+    skips: list[tuple[int, bytes]]  # (packet index, side data)
+    first_pts: int = 0
+
+    @classmethod
+    def of(cls, packets: list[av.Packet]) -> EncodedSegment:
+        skips = [
+            (i, bytes(p.get_sidedata("skip_samples"))) for i, p in enumerate(packets) if p.has_sidedata("skip_samples")
+        ]
+        first = int(packets[0].pts or 0) if packets else 0
+        return cls([bytes(p) for p in packets], [int(p.duration or 0) for p in packets], skips, first)
+
+
+class SegmentEncoder:
+    """One segment's frames, encoded on whatever thread or process calls it."""
+
+    def __init__(self, fmt: AudioFormat, sample_rate: int) -> None:
+        if fmt not in SEGMENTED:
+            raise ValueError(f"{fmt.value} is not encoded in segments")
+        recipe = _BATCH_RECIPES[fmt]
         self.sample_rate = sample_rate
-        self._context = av.CodecContext.create("libmp3lame", "w")
+        self._context = av.CodecContext.create(recipe.codec, "w")
         self._context.sample_rate = sample_rate
         self._context.layout = "mono"
         self._context.format = "fltp"
-        self._context.bit_rate = bitrate
+        self._context.bit_rate = int(recipe.default_bitrate or 64000)
         self._context.time_base = Fraction(1, sample_rate)
+        if recipe.codec_options:
+            self._context.options = dict(recipe.codec_options)
         self._context.open()
         self._packets: list[av.Packet] = []
         self._pts = 0
@@ -158,51 +192,44 @@ class Mp3SegmentEncoder:
             self._pts += len(piece)
             self._packets.extend(self._context.encode(frame))
 
-    def finish(self) -> list[av.Packet]:
+    def finish_packets(self) -> list[av.Packet]:
         self._packets.extend(self._context.encode(None))
         packets, self._packets = self._packets, []
         return packets
 
-
-@dataclass(frozen=True, slots=True)
-class EncodedSegment:
-    """A segment's MP3 frames as bytes, so they cross from a worker process to the joiner, with
-    what the muxer reads besides the bytes: each packet's duration and the *skip samples* side
-    data of the first and last packets (encoder delay and end padding, which the muxer writes
-    into the LAME tag that makes the decoded length exact)."""
-
-    frames: list[bytes]
-    durations: list[int]
-    skips: list[tuple[int, bytes]]  # (packet index, side data)
-
-    @classmethod
-    def of(cls, packets: list[av.Packet]) -> EncodedSegment:
-        skips = [
-            (i, bytes(p.get_sidedata("skip_samples"))) for i, p in enumerate(packets) if p.has_sidedata("skip_samples")
-        ]
-        return cls([bytes(p) for p in packets], [int(p.duration or 0) for p in packets], skips)
+    def finish(self) -> EncodedSegment:
+        return EncodedSegment.of(self.finish_packets())
 
 
-class Mp3Joiner:
-    """The output file: ID3 tags, a Xing/LAME header (written by FFmpeg's muxer, which counts the
-    frames and takes the end padding from the last packet), then the segments' frames in order."""
+class SegmentJoiner:
+    """The output file with the segments' frames in order. MP3: ID3 tags and a Xing/LAME header
+    (FFmpeg's muxer counts the frames and takes delay and end padding from the packets' side
+    data). MP4 (m4b): tags, chapters, and an edit list that trims the first segment's priming."""
 
-    def __init__(self, sample_rate: int, path: Path, *, metadata: Metadata | None, bitrate: int = MP3_BITRATE) -> None:
-        self._frame = mp3_frame_size(sample_rate)
+    def __init__(
+        self, fmt: AudioFormat, sample_rate: int, path: Path, *, metadata: Metadata | None, total_seconds: float = 0.0
+    ) -> None:
+        recipe = _BATCH_RECIPES[fmt]
+        self._fmt = fmt
+        self._frame = frame_size(fmt, sample_rate)
         self._rate = sample_rate
         self._skip_side: PacketSideData | None = None
         self._time_base = Fraction(1, sample_rate)
-        self._container = av.open(str(path), mode="w", format="mp3")
+        self._container = av.open(str(path), mode="w", format=recipe.container, options=dict(recipe.options))
         try:
-            self._stream = self._container.add_stream("libmp3lame", rate=sample_rate, layout="mono")
-            self._stream.bit_rate = bitrate
+            self._stream = self._container.add_stream(
+                recipe.codec, rate=sample_rate, layout="mono", options=dict(recipe.codec_options)
+            )
+            self._stream.bit_rate = int(recipe.default_bitrate or 64000)
             if metadata is not None:
                 self._container.metadata.update(metadata.tags())
-            self._container.start_encoding()  # the muxer reads the encoder delay from this stream
+                if fmt in CHAPTER_FORMATS and metadata.chapters:
+                    self._container.set_chapters(chapter_dicts(metadata.chapters, total_seconds))
+            self._container.start_encoding()  # the muxer reads the codec's delay and extradata here
         except BaseException:
             self._container.close()
             raise
-        self._pts = 0
+        self._pts: int | None = None
 
     def add(self, segment: EncodedSegment) -> None:
         packets = [av.Packet(frame) for frame in segment.frames]
@@ -210,6 +237,8 @@ class Mp3Joiner:
             packet.duration = duration
         for index, data in segment.skips:
             packets[index].set_sidedata(self._skip_samples(data))  # copied into the packet
+        if self._pts is None:  # MP3's muxer wants 0; AAC's first packet is its priming, before 0
+            self._pts = segment.first_pts if self._fmt is AudioFormat.M4B else 0
         for packet in packets:
             packet.stream = self._stream
             packet.time_base = self._time_base
@@ -221,9 +250,9 @@ class Mp3Joiner:
         """PyAV copies side data but cannot make it from bytes: this one comes from a real encode,
         and its bytes are overwritten before each copy."""
         if self._skip_side is None:
-            encoder = Mp3SegmentEncoder(self._rate)
-            encoder.write(np.zeros(self._frame, dtype=np.float32))
-            self._skip_side = encoder.finish()[-1].get_sidedata("skip_samples")
+            encoder = SegmentEncoder(AudioFormat.MP3, self._rate)
+            encoder.write(np.zeros(frame_size(AudioFormat.MP3, self._rate), dtype=np.float32))
+            self._skip_side = encoder.finish_packets()[-1].get_sidedata("skip_samples")
         self._skip_side.update(data)
         return self._skip_side
 
@@ -235,3 +264,4 @@ class Mp3Joiner:
             self._container.close()
         except (av.FFmpegError, ValueError, OSError):
             pass
+

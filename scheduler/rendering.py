@@ -4,7 +4,7 @@ true-peak limited and encoded, holding about one chunk in memory per worker.
 The output timeline is fixed before any audio is rendered: chunk ``i`` starts at its native
 offset times ``out_rate / native_rate``, and the file is exactly ``round(native_end * ratio)``
 samples long. That lets the work be cut into *segments*, each rendered from its own stream
-resampler and, for MP3, encoded on its own core (see ``scheduler.encoding``). Segments join only
+resampler and, for MP3 and m4b, encoded on its own core (see ``scheduler.encoding``). Segments join only
 inside long pauses (paragraph or chapter), where both sides are digital silence, so a fresh
 resampler and a fresh encoder at the join are inaudible. Other formats are one segment, with the
 encoder on a thread of its own beside the arithmetic.
@@ -28,11 +28,12 @@ import numpy as np
 from scheduler import parallel
 from scheduler.encoding import (
     JOB_FORMATS,
+    SEGMENTED,
     EncodedSegment,
-    Mp3Joiner,
-    Mp3SegmentEncoder,
-    mp3_frame_size,
-    mp3_join_skip,
+    SegmentEncoder,
+    SegmentJoiner,
+    frame_size,
+    join_skip,
     open_file_encoder,
 )
 from scheduler.timeline import Timeline, faded, fetch_chunks
@@ -174,8 +175,13 @@ class _EncoderThread:
             raise self._error
 
 
-def uses_mp3_segments(fmt: str, out_rate: int, workers: int) -> bool:
-    return JOB_FORMATS[fmt] is AudioFormat.MP3 and out_rate in MP3_RATES and workers > 1
+def uses_segments(fmt: str, out_rate: int, workers: int) -> bool:
+    """MP3 (at a rate MP3 has) and m4b are encoded in segments on the workers; the rest in one
+    stream: Opus and FLAC encode several times faster than LAME, WAV needs no encoding."""
+    audio_format = JOB_FORMATS[fmt]
+    if audio_format is AudioFormat.MP3 and out_rate not in MP3_RATES:
+        return False
+    return audio_format in SEGMENTED and workers > 1
 
 
 def render_audio(
@@ -183,8 +189,8 @@ def render_audio(
     metadata: Metadata | None, workers: int,
 ) -> int:
     """Write the audio file; return its length in samples at ``out_rate``."""
-    if uses_mp3_segments(fmt, out_rate, workers):
-        return _render_mp3_segments(objects, job_id, book, out_rate, path, metadata=metadata, workers=workers)
+    if uses_segments(fmt, out_rate, workers):
+        return _render_segments(objects, job_id, book, fmt, out_rate, path, metadata=metadata, workers=workers)
     segment = plan_segments(book.timeline, out_rate, 1)[0]
     timeline = book.timeline
     encoder = open_file_encoder(fmt, out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate)
@@ -202,34 +208,43 @@ def render_audio(
     return segment.end
 
 
-def mp3_segments(timeline: Timeline, out_rate: int, workers: int) -> list[Segment]:
+def encoded_segments(timeline: Timeline, fmt: str, out_rate: int, workers: int) -> list[Segment]:
     """Enough segments to keep every worker busy, and none so long that its frames (held until
-    the segments before it are written) weigh much: ten minutes of 64 kb/s MP3 is 5 MB."""
+    the segments before it are written) weigh much: ten minutes at 64 kb/s is 5 MB."""
+    audio_format = JOB_FORMATS[fmt]
     count = max(2 * workers, math.ceil(timeline.end / timeline.native_rate / MAX_SEGMENT_S))
-    return plan_segments(timeline, out_rate, count, frame=mp3_frame_size(out_rate), skip=mp3_join_skip(out_rate))
+    return plan_segments(
+        timeline, out_rate, count, frame=frame_size(audio_format, out_rate), skip=join_skip(audio_format, out_rate)
+    )
 
 
-def encode_mp3_segment(objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, out_rate: int) -> EncodedSegment:
-    """One segment's MP3 frames. Runs in a worker process (``scheduler.parallel``): its arguments
+def encode_segment(
+    objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, fmt: str, out_rate: int
+) -> EncodedSegment:
+    """One segment's frames. Runs in a worker process (``scheduler.parallel``): its arguments
     and its result pickle, and it holds one chunk and the segment's frames in memory."""
-    encoder = Mp3SegmentEncoder(out_rate)
+    encoder = SegmentEncoder(JOB_FORMATS[fmt], out_rate)
     for block in _segment_blocks(objects, job_id, book, segment, out_rate):
         encoder.write(block)
-    return EncodedSegment.of(encoder.finish())
+    return encoder.finish()
 
 
-def _render_mp3_segments(
-    objects: Any, job_id: uuid.UUID, book: Book, out_rate: int, path: Path, *, metadata: Metadata | None, workers: int
+def _render_segments(
+    objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
+    metadata: Metadata | None, workers: int,
 ) -> int:
-    segments = mp3_segments(book.timeline, out_rate, workers)
-    joiner = Mp3Joiner(out_rate, path, metadata=metadata)
+    timeline = book.timeline
+    segments = encoded_segments(timeline, fmt, out_rate, workers)
+    joiner = SegmentJoiner(
+        JOB_FORMATS[fmt], out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate
+    )
     try:
         with parallel.executor(workers) as pool:
             pending: deque[Future[EncodedSegment]] = deque()
             for segment in segments:  # at most 2 x workers segments' frames wait in memory
                 if len(pending) >= 2 * workers:
                     joiner.add(pending.popleft().result())
-                pending.append(pool.submit(encode_mp3_segment, objects, job_id, book, segment, out_rate))
+                pending.append(pool.submit(encode_segment, objects, job_id, book, segment, fmt, out_rate))
             while pending:
                 joiner.add(pending.popleft().result())
         joiner.finish()
