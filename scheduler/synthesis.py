@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,7 @@ from store.db import usage as usage_repo
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 SENTENCE_GAP_MS = 250
+STORE_THREADS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,25 +128,31 @@ def synthesize_batch(
         audio = synthesizer.synthesize(voice, flat, controls) if flat else []
         rate = audio[0].sample_rate if audio else synthesizer.engine(voice).sample_rate
         cursor = 0
-        stored: list[tuple[int, str, float]] = []
+        work: list[tuple[int, str, list[AudioChunk]]] = []
         for (index, text), sentences in zip(group, per_chunk, strict=True):
-            pieces = audio[cursor : cursor + len(sentences)]
+            work.append((index, text, audio[cursor : cursor + len(sentences)]))
             cursor += len(sentences)
-            stored.append((index, text, _store_chunk(objects, job_id, index, text, pieces, rate)))
-        # One transaction for the group: each chunk marked done with its usage row, as before,
-        # with one commit for the group rather than one per chunk (a GPU group holds ~40 chunks).
+        # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
+        with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
+            durations = list(
+                pool.map(
+                    _store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
+                    [w[2] for w in work], repeat(rate),
+                )
+            )
+        stored = [(index, text, d) for (index, text, _), d in zip(work, durations, strict=True)]
+        # One transaction for the group: its chunks marked done and billed together, in a fixed
+        # few statements (a GPU group holds ~40 chunks).
         with sessions() as session:
-            for index, text, duration in stored:
-                if job_repo.mark_chunk_done(
-                    session=session, job_id=job_id, index=index, audio_key=chunk_audio_key(job_id, index),
-                    duration_s=duration,
-                ):
-                    usage_repo.record_usage(
-                        session=session, account_id=account_id, transport="job", job_id=job_id, chunk_index=index,
-                        model=params["model_id"], speaker=params["speaker"], lang=lang, characters=len(text),
-                        audio_seconds=duration,
-                    )
-                    produced += 1
+            marked = job_repo.mark_chunks_done(
+                session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored]
+            )
+            billed = {i: (len(text), d) for i, text, d in stored}
+            usage_repo.record_job_usage(
+                session=session, account_id=account_id, job_id=job_id, model=params["model_id"],
+                speaker=params["speaker"], lang=lang, chunks=[(i, *billed[i]) for i in marked],
+            )
+            produced += len(marked)
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -204,6 +204,53 @@ def mark_chunk_done(
         .execution_options(synchronize_session="fetch")
     )
     return True
+
+
+def mark_chunks_done(
+    *, session: Session, job_id: uuid.UUID, done: Sequence[tuple[int, str, float]]
+) -> list[int]:
+    """``mark_chunk_done`` for a group of chunks, ``(index, audio_key, duration_s)`` each, in a
+    fixed few cached statements whatever their number (a GPU group holds ~40 chunks, and
+    per-chunk statements took most of a GPU worker's time outside the engine). Returns the indices
+    newly marked, in the given order, with the same guarantees: the job row is locked first, then
+    the group's pending chunk rows; chunks already done, or of an ended job, are left alone;
+    ``JobNotFound`` for a chunk the job does not have."""
+    status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
+    if status is None:
+        raise JobNotFound(f"no job {job_id}")
+    if status in TERMINAL_JOB_STATUSES or not done:
+        return []
+    indices = [int(i) for i, _, _ in done]
+    pending = set(
+        session.scalars(
+            select(JobChunk.index)
+            .where(JobChunk.job_id == job_id, JobChunk.index.in_(indices), JobChunk.status == "pending")
+            .with_for_update()
+        )
+    )
+    if len(pending) < len(indices):
+        known = set(session.scalars(select(JobChunk.index).where(JobChunk.job_id == job_id, JobChunk.index.in_(indices))))
+        missing = [i for i in indices if i not in known]
+        if missing:
+            raise JobNotFound(f"job {job_id} has no chunk {missing[0]}")
+    rows = [
+        {"job": job_id, "at": int(i), "key": key, "seconds": float(d)} for i, key, d in done if int(i) in pending
+    ]
+    if rows:
+        chunks = JobChunk.__table__
+        session.connection().execute(  # Core executemany: one cached statement for every row
+            chunks.update()
+            .where(chunks.c.job_id == bindparam("job"), chunks.c.index == bindparam("at"))
+            .values(status="done", audio_key=bindparam("key"), duration_s=bindparam("seconds"), updated_at=func.now()),
+            rows,
+        )
+        session.execute(
+            update(Job)
+            .where(Job.id == job_id)
+            .values(chunks_done=Job.chunks_done + len(rows), updated_at=func.now())
+            .execution_options(synchronize_session="fetch")
+        )
+    return [row["at"] for row in rows]
 
 
 def audio_seconds_done(*, session: Session, job_id: uuid.UUID) -> float:

@@ -77,6 +77,33 @@ def record_usage(
     return session.execute(statement).scalar_one_or_none() is not None
 
 
+def record_job_usage(
+    *,
+    session: Session,
+    account_id: uuid.UUID,
+    job_id: uuid.UUID,
+    model: str,
+    speaker: str,
+    lang: str | None,
+    chunks: list[tuple[int, int, float]],
+) -> None:
+    """One usage row per job chunk, ``(chunk_index, characters, audio_seconds)`` each, in one
+    cached statement run for all of them; a chunk already billed is skipped."""
+    if not chunks:
+        return
+    if any(characters < 0 or seconds < 0 for _, characters, seconds in chunks):
+        raise ValueError("usage must not be negative")
+    rows = [
+        {
+            "account_id": account_id, "transport": "job", "job_id": job_id, "chunk_index": index,
+            "model": model, "speaker": speaker, "lang": lang, "characters": characters, "audio_seconds": seconds,
+        }
+        for index, characters, seconds in chunks
+    ]
+    statement = insert(Usage.__table__).on_conflict_do_nothing(index_elements=["job_id", "chunk_index"])
+    session.connection().execute(statement, rows)
+
+
 def request_billed(*, session: Session, request_id: str, account_id: uuid.UUID, at: datetime) -> bool:
     """Whether a streaming request's row is already in (a replay from a spool must not bill twice).
 

@@ -264,6 +264,30 @@ def test_chunks_are_added_once_and_counted_once(db_session: Session) -> None:
         add_chunks(session=db_session, job_id=uuid.uuid4(), texts=[])
 
 
+def test_a_group_of_chunks_is_marked_done_together_each_once(db_session: Session) -> None:
+    from store.db.jobs import mark_chunks_done
+
+    account = _account(db_session)
+    job_id = _job(db_session, account)
+    add_chunks(session=db_session, job_id=job_id, texts=["a.", "b.", "c.", "d."])
+    assert mark_chunk_done(session=db_session, job_id=job_id, index=2, audio_key="k2", duration_s=2.0)
+    marked = mark_chunks_done(
+        session=db_session, job_id=job_id, done=[(3, "k3", 3.0), (2, "again", 9.0), (0, "k0", 0.5)]
+    )
+    assert marked == [3, 0]  # given order; chunk 2 was done already and stays as it was
+    chunks = list_chunks(session=db_session, job_id=job_id)
+    assert [(c.status, c.audio_key, c.duration_s) for c in chunks] == [
+        ("done", "k0", 0.5), ("pending", None, None), ("done", "k2", 2.0), ("done", "k3", 3.0),
+    ]
+    assert get_job(session=db_session, job_id=job_id, account_id=None).chunks_done == 3
+    assert mark_chunks_done(session=db_session, job_id=job_id, done=[(3, "k3", 3.0)]) == []
+    with pytest.raises(JobNotFound, match="no chunk 7"):
+        mark_chunks_done(session=db_session, job_id=job_id, done=[(1, "k1", 1.0), (7, "k7", 1.0)])
+    set_job_status(session=db_session, job_id=job_id, status="canceled")
+    assert mark_chunks_done(session=db_session, job_id=job_id, done=[(1, "k1", 1.0)]) == []  # an ended job
+    assert get_job(session=db_session, job_id=job_id, account_id=None).chunks_done == 3
+
+
 def test_two_workers_marking_one_chunk_count_it_once(pg_url: str) -> None:
     engine = make_engine(pg_url)
     factory = make_sessionmaker(engine)

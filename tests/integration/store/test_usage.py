@@ -46,6 +46,24 @@ def test_streaming_requests_are_each_billed(db_session: Session) -> None:
     assert _rows(db_session, account.id) == 2
 
 
+def test_a_groups_chunks_are_billed_in_one_statement_each_once(db_session: Session) -> None:
+    from store.db.usage import record_job_usage
+
+    account = _account(db_session)
+    job, _ = create_job(session=db_session, account_id=account.id, request_hash="h", params={}, characters=30)
+    kwargs = dict(account_id=account.id, job_id=job.id, model="mistv3", speaker="joe", lang="en")
+    record_job_usage(session=db_session, chunks=[(0, 10, 1.5), (1, 12, 2.0)], **kwargs)  # type: ignore[arg-type]
+    record_job_usage(session=db_session, chunks=[(1, 12, 2.0), (2, 8, 1.0)], **kwargs)  # type: ignore[arg-type]
+    rows = db_session.execute(
+        select(Usage.chunk_index, Usage.characters, Usage.audio_seconds, Usage.transport)
+        .where(Usage.job_id == job.id)
+        .order_by(Usage.chunk_index)
+    ).all()
+    assert [tuple(r) for r in rows] == [(0, 10, 1.5, "job"), (1, 12, 2.0, "job"), (2, 8, 1.0, "job")]
+    with pytest.raises(ValueError, match="negative"):
+        record_job_usage(session=db_session, chunks=[(3, -1, 1.0)], **kwargs)  # type: ignore[arg-type]
+
+
 def test_a_job_chunk_is_billed_once(db_session: Session) -> None:
     account = _account(db_session)
     job, _ = create_job(session=db_session, account_id=account.id, request_hash="h", params={}, characters=20)
