@@ -180,16 +180,22 @@ def long_book(tmp_path: Path) -> tuple[LocalObjectStore, uuid.UUID, list[int]]:
     return objects, job_id, clicks
 
 
+def _on_one_and_three_workers(
+    objects: LocalObjectStore, job_id: uuid.UUID, params: dict[str, object], tmp_path: Path
+) -> list[tuple[assembly.Rendered, np.ndarray]]:
+    """The same book rendered on one worker (this thread) and on three (worker processes), decoded."""
+    out = []
+    for workers in (1, 3):
+        (tmp_path / str(workers)).mkdir()
+        rendered = assembly.render(objects, job_id, params, tmp_path / str(workers), workers=workers)
+        out.append((rendered, _decode(rendered.audio)[0]))
+    return out
+
+
 @pytest.mark.parametrize(("fmt", "rate"), [("mp3", 24000), ("mp3", 44100), ("m4b", 24000), ("m4b", 22050)])
 def test_encoded_in_parallel_segments_every_sample_is_in_place(long_book, tmp_path: Path, fmt: str, rate: int) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, clicks = long_book
-    params = {"format": fmt, "sampling_rate": rate}
-    (tmp_path / "one").mkdir()
-    (tmp_path / "many").mkdir()
-    single = assembly.render(objects, job_id, params, tmp_path / "one", workers=1)
-    parallel = assembly.render(objects, job_id, params, tmp_path / "many", workers=3)
-    a, _ = _decode(single.audio)
-    b, _ = _decode(parallel.audio)
+    (single, a), (parallel, b) = _on_one_and_three_workers(objects, job_id, {"format": fmt, "sampling_rate": rate}, tmp_path)
     expected = int(round(single.duration_s * rate))
     assert int(round(parallel.duration_s * rate)) == expected
     if fmt == "mp3":  # the LAME tag carries the end padding: exact
@@ -231,13 +237,7 @@ def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
 def test_measured_on_worker_processes_the_book_is_the_same(long_book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Pass 1 in parts on three processes and in one part here give one gain: the same samples."""
     objects, job_id, _ = long_book
-    params = {"format": "wav", "sampling_rate": 24000}
-    (tmp_path / "one").mkdir()
-    (tmp_path / "many").mkdir()
-    one = assembly.render(objects, job_id, params, tmp_path / "one", workers=1)
-    many = assembly.render(objects, job_id, params, tmp_path / "many", workers=3)
-    a, _ = _decode(one.audio)
-    b, _ = _decode(many.audio)
+    (_, a), (_, b) = _on_one_and_three_workers(objects, job_id, {"format": "wav", "sampling_rate": 24000}, tmp_path)
     assert len(a) == len(b) > 0
     assert np.max(np.abs(a - b)) <= 1.5 / 32768
 
