@@ -15,11 +15,13 @@ dies (the OOM killer) breaks the pool; :func:`discard` drops it so the retried t
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Final
 
 THREADS_UP_TO: Final = 2
@@ -32,9 +34,18 @@ _pools: dict[int, ProcessPoolExecutor] = {}
 __all__ = ["BrokenProcessPool", "default_workers", "discard", "executor", "uses_processes", "warm"]
 
 
-def default_workers() -> int:
-    """Every core this process may run on."""
-    return max(1, len(os.sched_getaffinity(0)))
+def default_workers(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """Every core this process may run on, and no more than its cgroup's CPU quota: in a
+    container with a CPU limit the affinity still lists every core of the node, and a process per
+    core there would oversubscribe the limit and hold ~200 MB each."""
+    cores = max(1, len(os.sched_getaffinity(0)))
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+    except (OSError, ValueError):
+        return cores
+    if quota == "max":
+        return cores
+    return max(1, min(cores, math.ceil(int(quota) / int(period))))
 
 
 def uses_processes(workers: int) -> bool:

@@ -15,6 +15,18 @@ def test_threads_up_to_two_workers_processes_above() -> None:
     assert parallel.uses_processes(3)
 
 
+def test_default_workers_keep_to_the_cgroup_cpu_quota(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cores = len(os.sched_getaffinity(0))
+    cpu_max = tmp_path / "cpu.max"
+    cpu_max.write_text("max 100000\n")
+    assert parallel.default_workers(cpu_max) == cores
+    cpu_max.write_text("150000 100000\n")  # a limit of 1.5 CPUs: two workers, if there are two cores
+    assert parallel.default_workers(cpu_max) == min(cores, 2)
+    cpu_max.write_text("50000 100000\n")
+    assert parallel.default_workers(cpu_max) == 1
+    assert parallel.default_workers(tmp_path / "absent") == cores
+
+
 def test_process_workers_run_elsewhere_and_the_pool_is_kept() -> None:
     with parallel.executor(3) as pool:
         pids = {f.result() for f in [pool.submit(os.getpid) for _ in range(6)]}
