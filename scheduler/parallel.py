@@ -3,8 +3,8 @@
 A book is cut into segments (``scheduler.rendering``) that are measured and encoded apart. LAME
 and the filters release the GIL, but the arithmetic between them (decoding chunks, fades,
 resampling, the peak limiter, packet handling) holds it, and with threads that share stops the
-scaling: on a 16-vCPU H100 host, ten hours of MP3 took 99.6 s on 8 threads and 148 s on 16.
-Processes have no GIL to share. On two cores threads are as fast (both cores were measured busy)
+scaling: on a 16-vCPU H100 host, ten hours of MP3 took 124 s on 8 threads, 136 s on 16 threads
+and 55 s on 16 processes. Processes have no GIL to share. On two cores threads are as fast (both cores were measured busy)
 and start at once, so processes are used only above ``THREADS_UP_TO`` workers.
 
 The pool is made once per process and kept: a job's assembly must not pay for starting it. Its
@@ -53,9 +53,9 @@ def uses_processes(workers: int) -> bool:
 
 
 def executor(workers: int) -> Executor:
-    """An executor for ``workers`` parallel segments. Threads are made per call and must be shut
-    down by the caller (use it as a context manager); the process pool is shared and kept, and
-    its context manager is not to be used (see :class:`_Kept`)."""
+    """An executor for ``workers`` parallel segments; use it as a context manager. Threads are
+    made per call and stopped when the block ends; the process pool is shared, and the end of
+    the block leaves it running for the next book (see :class:`_Kept`)."""
     if not uses_processes(workers):
         return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assemble")
     with _lock:
