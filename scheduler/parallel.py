@@ -1,11 +1,11 @@
-"""Where assembly's per-segment work runs: worker processes on a many-core host, threads on a small one.
+"""Where assembly's per-segment work runs: a kept pool of worker processes (one worker: a thread).
 
 A book is cut into segments (``scheduler.rendering``) that are measured and encoded apart. LAME
 and the filters release the GIL, but the arithmetic between them (decoding chunks, fades,
 resampling, the peak limiter, packet handling) holds it, and with threads that share stops the
 scaling: on a 16-vCPU H100 host, ten hours of MP3 took 124 s on 8 threads, 136 s on 16 threads
-and 55 s on 16 processes. Processes have no GIL to share. On two cores threads are as fast (both cores were measured busy)
-and start at once, so processes are used only above ``THREADS_UP_TO`` workers.
+and 55 s on 16 processes. Processes have no GIL to share. They win on two cores too (17 minutes of MP3 on 2 vCPUs: 9.9 s
+against 11.0 s with threads, medians of six), so threads are left for a single worker.
 
 The pool is made once per process and kept: a job's assembly must not pay for starting it. Its
 children fork from a *forkserver*, a clean single-threaded process, never from the caller, which
@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Final
 
-THREADS_UP_TO: Final = 2
+THREADS_UP_TO: Final = 1
 #: Imported once in the forkserver, so a child starts with them loaded.
 _PRELOAD: Final = ["numpy", "av", "soxr", "scipy.signal", "scheduler.rendering", "scheduler.measuring"]
 

@@ -1,4 +1,4 @@
-"""The assembly pool: threads on two cores, a kept forkserver pool of processes above that."""
+"""The assembly pool: a kept forkserver pool of processes; a single worker is a thread."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from scheduler import parallel
 
 
-def test_threads_up_to_two_workers_processes_above() -> None:
+def test_a_single_worker_is_a_thread_more_are_processes() -> None:
     assert not parallel.uses_processes(1)
-    assert not parallel.uses_processes(2)
-    assert parallel.uses_processes(3)
+    assert parallel.uses_processes(2)
+    assert parallel.uses_processes(16)
 
 
 def test_default_workers_keep_to_the_cgroup_cpu_quota(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -37,7 +37,7 @@ def test_process_workers_run_elsewhere_and_the_pool_is_kept() -> None:
 
 
 def test_thread_workers_run_in_this_process() -> None:
-    with parallel.executor(2) as pool:
+    with parallel.executor(1) as pool:
         assert pool.submit(os.getpid).result() == os.getpid()
 
 
