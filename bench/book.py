@@ -2,6 +2,8 @@
 
     python -m bench.book [--chars N] [--format mp3]
     python -m bench.book --synthetic-hours 10      # assembly only: memory and speed on a long book
+    python -m bench.book --embedded-postgres       # on a host with no PostgreSQL (a lent GPU)
+    python -m bench.book --synthetic-hours 10 --threads   # assembly on threads, to compare
 
 The real run goes planning -> synthesis -> assembly in this process with the scheduler's own
 functions (``plan_job``, ``synthesize_batch``, ``assemble_job``), on a throwaway PostgreSQL
@@ -259,7 +261,22 @@ def main() -> None:
     parser.add_argument("--format", default="mp3", choices=["mp3", "opus", "wav", "flac", "m4b"])
     parser.add_argument("--synthetic-hours", type=float, default=None, help="assembly only, on synthetic chunks")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the book's text file")
+    parser.add_argument("--embedded-postgres", action="store_true",
+                        help="run PostgreSQL here with pgserver (a GPU host has none)")
+    parser.add_argument("--threads", action="store_true",
+                        help="assemble on threads instead of worker processes (to compare)")
     args = parser.parse_args()
+    if args.threads:
+        from scheduler import parallel
+
+        parallel.THREADS_UP_TO = 1 << 20
+    if args.embedded_postgres:
+        import os
+
+        import pgserver
+
+        server = pgserver.get_server(tempfile.mkdtemp(prefix="lector-bench-pg-"), cleanup_mode="stop")
+        os.environ["LECTOR_DATABASE_URL"] = server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
     if args.synthetic_hours:
         run_synthetic(args.synthetic_hours, args.format)
     else:
