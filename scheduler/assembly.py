@@ -126,7 +126,7 @@ def _timeline(
     first = json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))
     rate = int(first["sample_rate"])
     if durations is not None and len(durations) == count and all(d is not None for d in durations):
-        lengths = [int(round(float(d or 0.0) * rate)) for d in durations]
+        lengths = [int(round(float(d) * rate)) for d in durations]  # type: ignore[arg-type]
     else:
         lengths = [meta_length(meta) for meta in fetch_metas(objects, job_id, count)]
     return Timeline.build(rate, layout.pauses_ms, lengths)
@@ -136,6 +136,10 @@ def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: 
     lang = params.get("lang") or "en"
     normalize_text = params.get("normalize", True)
     for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets))):
+        if int(meta["sample_rate"]) != timeline.native_rate:
+            raise ValueError(
+                f"chunk {index} is at {meta['sample_rate']} Hz, the job's first chunk at {timeline.native_rate} Hz"
+            )
         shift = timeline.offsets[index] / timeline.native_rate
         timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text)
 

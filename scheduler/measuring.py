@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from scheduler.timeline import Timeline, faded, fetch_chunks
+from scheduler.timeline import Timeline, faded, fetch_audio
 from speech.audio import LoudnessMeter
 
 #: A part starts at least this long after the chunk before it has ended: the K-weighting
@@ -64,9 +64,7 @@ def measure_part(objects: Any, job_id: uuid.UUID, timeline: Timeline, part: Part
     meter = LoudnessMeter(rate)
     peaks: list[float] = []
     position = part.begin
-    for index, (pcm, meta) in zip(range(part.first, part.stop), fetch_chunks(objects, job_id, part.first, part.stop), strict=True):
-        if int(meta["sample_rate"]) != rate:
-            raise ValueError(f"chunk {index} is at {meta['sample_rate']} Hz, the job's first chunk at {rate} Hz")
+    for index, pcm in zip(range(part.first, part.stop), fetch_audio(objects, job_id, part.first, part.stop), strict=True):
         if len(pcm) != timeline.length(index):
             raise ValueError(f"chunk {index} has {len(pcm)} samples; its metadata says {timeline.length(index)}")
         samples = faded(pcm, rate)

@@ -36,7 +36,7 @@ from scheduler.encoding import (
     join_skip,
     open_file_encoder,
 )
-from scheduler.timeline import Timeline, faded, fetch_chunks
+from scheduler.timeline import Timeline, faded, fetch_audio
 from speech.audio import MP3_RATES, AudioFormat, Metadata, StreamResampler, limit_true_peak
 
 TRUE_PEAK_DBFS: Final = -3.0
@@ -131,8 +131,8 @@ def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Book, segment: Segmen
         y = y[a:b] * gain
         return limit_peaks(y, out_rate, ceiling) if peak * float(gain) > ceiling * LIMIT_MARGIN else y
 
-    chunks = fetch_chunks(objects, job_id, segment.first, segment.stop)
-    for index, (pcm, _meta) in zip(range(segment.first, segment.stop), chunks, strict=True):
+    chunks = fetch_audio(objects, job_id, segment.first, segment.stop)
+    for index, pcm in zip(range(segment.first, segment.stop), chunks, strict=True):
         samples = faded(pcm, timeline.native_rate)
         pause = timeline.pauses[index]
         block = np.concatenate([np.zeros(pause, dtype=np.float32), samples]) if pause else samples

@@ -50,15 +50,15 @@ class Timeline:
         return following - self.offsets[index]
 
 
-def fetch_chunks(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
-    """Chunks ``start..stop-1`` in order as (int16 samples, meta), fetched ``PREFETCH`` ahead."""
+def fetch_audio(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[np.ndarray]:
+    """Chunks ``start..stop-1``'s int16 samples in order, fetched ``PREFETCH`` ahead. Their metadata
+    is read once per book, by the thread that writes the timings (:func:`fetch_metas`)."""
 
-    def fetch(index: int) -> tuple[np.ndarray, dict[str, Any]]:
-        pcm = np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
-        return pcm, json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
+    def fetch(index: int) -> np.ndarray:
+        return np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
 
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="assemble-fetch") as pool:
-        pending: deque[Future[tuple[np.ndarray, dict[str, Any]]]] = deque()
+        pending: deque[Future[np.ndarray]] = deque()
         next_index = start
         try:
             while next_index < stop or pending:

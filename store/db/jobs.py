@@ -178,38 +178,13 @@ def mark_chunk_done(
 
     The job row is locked first: a cancel either commits before (and this sees it) or waits
     until this chunk is counted, never in between. One lock order (job, then chunk) everywhere."""
-    status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
-    if status is None:
-        raise JobNotFound(f"no job {job_id}")
-    if status in TERMINAL_JOB_STATUSES:
-        return False
-    done = session.execute(
-        update(JobChunk)
-        .where(JobChunk.job_id == job_id, JobChunk.index == index, JobChunk.status == "pending")
-        .values(status="done", audio_key=audio_key, duration_s=duration_s, updated_at=func.now())
-        .returning(JobChunk.index)
-        .execution_options(synchronize_session="fetch")
-    ).scalar_one_or_none()
-    if done is None:
-        exists = session.scalar(
-            select(JobChunk.index).where(JobChunk.job_id == job_id, JobChunk.index == index)
-        )
-        if exists is None:
-            raise JobNotFound(f"job {job_id} has no chunk {index}")
-        return False
-    session.execute(
-        update(Job)
-        .where(Job.id == job_id)
-        .values(chunks_done=Job.chunks_done + 1, updated_at=func.now())
-        .execution_options(synchronize_session="fetch")
-    )
-    return True
+    return bool(mark_chunks_done(session=session, job_id=job_id, done=[(index, audio_key, duration_s)]))
 
 
 def mark_chunks_done(
     *, session: Session, job_id: uuid.UUID, done: Sequence[tuple[int, str, float]]
 ) -> list[int]:
-    """``mark_chunk_done`` for a group of chunks, ``(index, audio_key, duration_s)`` each, in a
+    """Mark a group of chunks done, ``(index, audio_key, duration_s)`` each, in a
     fixed few cached statements whatever their number (a GPU group holds ~40 chunks, and
     per-chunk statements took most of a GPU worker's time outside the engine). Returns the indices
     newly marked, in the given order, with the same guarantees: the job row is locked first, then

@@ -16,23 +16,13 @@ import pytest
 import redis
 from sqlalchemy import text
 
-from scheduler import intake
 from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
-from store.db import accounts
 from store.db import jobs as job_repo
 from store.db.session import make_engine, make_sessionmaker, session_scope
-from store.objects import S3ObjectStore
 from tests.fixtures.stack import Stack
+from tests.support.books import excerpt, s3_store, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
-
-
-def _excerpt(chars: int) -> str:
-    book = CORPUS.read_text(encoding="utf-8")
-    start = book.index("It is a truth universally acknowledged")
-    piece = book[start : start + chars]
-    return piece[: piece.rfind(".") + 1]
 
 
 @pytest.fixture
@@ -47,13 +37,6 @@ def crash_stack(stack_env: dict[str, str], redis_url: str, tmp_path: Path) -> It
     redis.Redis.from_url(url).flushdb()
 
 
-def _objects(env: dict[str, str]) -> S3ObjectStore:
-    return S3ObjectStore(
-        bucket=env["LECTOR_S3_BUCKET"], endpoint_url=env["LECTOR_S3_ENDPOINT_URL"], region=env["LECTOR_S3_REGION"],
-        access_key_id=env["LECTOR_S3_ACCESS_KEY_ID"], secret_access_key=env["LECTOR_S3_SECRET_ACCESS_KEY"],
-    )
-
-
 def _job(sessions: Any, job_id: uuid.UUID) -> Any:
     with session_scope(sessions) as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
@@ -64,15 +47,9 @@ def _job(sessions: Any, job_id: uuid.UUID) -> Any:
 def test_killed_synth_worker_loses_nothing_and_bills_once(crash_stack: Stack, pg_url: str) -> None:
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
-    objects = _objects(crash_stack.env)
-    book = _excerpt(3600)
-    with session_scope(sessions) as session:
-        account = accounts.create_account(session=session, name=f"crash-{uuid.uuid4().hex[:6]}")
-        job, _ = intake.submit_job(
-            session=session, objects=objects, account_id=account.id,
-            spec=intake.JobSpec(text=book, speaker="joe", model_id="mistv3", lang="en", format="wav"),
-        )
-        job_id = job.id
+    objects = s3_store(crash_stack.env)
+    book = excerpt(3600)
+    job_id = submit(sessions, objects, book, fmt="wav", account="crash")
     crash_stack.start_worker("victim")
     Dispatcher(make_celery(crash_stack.env["LECTOR_REDIS_URL"])).send(TASK_PLAN, str(job_id))
 
@@ -162,15 +139,9 @@ def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_red
     crash = Stack(env=env, logs=tmp_path)
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
-    objects = _objects(env)
+    objects = s3_store(env)
     try:
-        with session_scope(sessions) as session:
-            account = accounts.create_account(session=session, name=f"redis-{uuid.uuid4().hex[:6]}")
-            job, _ = intake.submit_job(
-                session=session, objects=objects, account_id=account.id,
-                spec=intake.JobSpec(text=_excerpt(6000), speaker="joe", model_id="mistv3", lang="en", format="mp3"),
-            )
-            job_id = job.id
+        job_id = submit(sessions, objects, excerpt(6000), fmt="mp3", account="redis")
         crash.start_worker("w", queues="synth,cpu")
         crash.start_worker("beat", queues="cpu", pool="solo", beat=True)
         Dispatcher(make_celery(url)).send(TASK_PLAN, str(job_id))
@@ -187,16 +158,6 @@ def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_red
     finally:
         crash.stop_all()
         engine.dispose()
-
-
-def _submit_mp3(sessions: Any, objects: S3ObjectStore, chars: int) -> uuid.UUID:
-    with session_scope(sessions) as session:
-        account = accounts.create_account(session=session, name=f"pool-{uuid.uuid4().hex[:6]}")
-        job, _ = intake.submit_job(
-            session=session, objects=objects, account_id=account.id,
-            spec=intake.JobSpec(text=_excerpt(chars), speaker="joe", model_id="mistv3", lang="en", format="mp3"),
-        )
-        return job.id
 
 
 def _finished(sessions: Any, job_id: uuid.UUID, stack: Stack, name: str) -> Any:
@@ -217,11 +178,11 @@ def test_assembly_on_worker_processes_survives_one_of_them_dying(crash_stack: St
     crash_stack.env["LECTOR_ASSEMBLY_WORKERS"] = "3"
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
-    objects = _objects(crash_stack.env)
+    objects = s3_store(crash_stack.env)
     worker = crash_stack.start_worker("pooled")
     dispatcher = Dispatcher(make_celery(crash_stack.env["LECTOR_REDIS_URL"]))
 
-    first = _submit_mp3(sessions, objects, 900)
+    first = submit(sessions, objects, excerpt(900), fmt="mp3", account="pool")
     dispatcher.send(TASK_PLAN, str(first))
     done = _finished(sessions, first, crash_stack, "pooled")
     assert done.status == "succeeded", done.error
@@ -237,7 +198,7 @@ def test_assembly_on_worker_processes_survives_one_of_them_dying(crash_stack: St
     assert 1 <= len(pool) <= 3, [p.cmdline() for p in psutil.Process(worker.pid).children(recursive=True)]
     pool[0].kill()  # (the pool starts processes as work needs them: a short book used one or two)
 
-    second = _submit_mp3(sessions, objects, 600)
+    second = submit(sessions, objects, excerpt(600), fmt="mp3", account="pool")
     dispatcher.send(TASK_PLAN, str(second))
     again = _finished(sessions, second, crash_stack, "pooled")
     engine.dispose()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import time
-import uuid
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,25 +17,15 @@ import pytest
 import redis
 from sqlalchemy import text
 
-from scheduler import intake
 from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
-from store.db import accounts
 from store.db import jobs as job_repo
 from store.db.session import make_engine, make_sessionmaker, session_scope
-from store.objects import S3ObjectStore
 from tests.fixtures.stack import Stack
+from tests.support.books import excerpt, s3_store, submit
 from tests.support.relay import Relay
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
 OUTAGE_S = 5.0
-
-
-def _excerpt(chars: int) -> str:
-    book = CORPUS.read_text(encoding="utf-8")
-    start = book.index("Mr. Bennet was among the earliest")
-    piece = book[start : start + chars]
-    return piece[: piece.rfind(".") + 1]
 
 
 def _swap_host(url: str, port: int) -> str:
@@ -67,19 +56,8 @@ def test_a_short_outage_mid_job_is_survived(outage: tuple[str, Stack, Relay], st
     which, stack, relay = outage
     engine = make_engine(stack_env["LECTOR_DATABASE_URL"])
     sessions = make_sessionmaker(engine)
-    objects = S3ObjectStore(
-        bucket=stack_env["LECTOR_S3_BUCKET"], endpoint_url=stack_env["LECTOR_S3_ENDPOINT_URL"],
-        region=stack_env["LECTOR_S3_REGION"], access_key_id=stack_env["LECTOR_S3_ACCESS_KEY_ID"],
-        secret_access_key=stack_env["LECTOR_S3_SECRET_ACCESS_KEY"],
-    )
-    book = _excerpt(2400)
-    with session_scope(sessions) as session:
-        account = accounts.create_account(session=session, name=f"outage-{uuid.uuid4().hex[:6]}")
-        job, _ = intake.submit_job(
-            session=session, objects=objects, account_id=account.id,
-            spec=intake.JobSpec(text=book, speaker="joe", model_id="mistv3", lang="en", format="wav"),
-        )
-        job_id = job.id
+    objects = s3_store(stack_env)
+    job_id = submit(sessions, objects, excerpt(2400, "Mr. Bennet was among the earliest"), fmt="wav", account="outage")
 
     def current():  # type: ignore[no-untyped-def]
         with session_scope(sessions) as session:

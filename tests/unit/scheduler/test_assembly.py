@@ -254,3 +254,11 @@ def test_chunk_lengths_from_the_database_give_the_same_book(book, tmp_path: Path
     (tmp_path / "wrong").mkdir()
     with pytest.raises(ValueError, match="chunk 0 has"):  # the rows are what the timeline is built from
         assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "wrong", durations=[d + 0.01 for d in durations])
+
+
+def test_a_chunk_at_another_rate_than_the_first_is_refused(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    objects, job_id, _ = book
+    meta = json.loads(objects.get_bytes(chunk_meta_key(job_id, 2)))
+    objects.put_bytes(chunk_meta_key(job_id, 2), json.dumps({**meta, "sample_rate": 16000}).encode())
+    with pytest.raises(ValueError, match="chunk 2 is at 16000 Hz, the job's first chunk at 22050 Hz"):
+        assembly.render(objects, job_id, {"format": "wav"}, tmp_path, workers=1)
