@@ -1,0 +1,194 @@
+"""Kokoro's decoder: StyleTTS2's AdaIN residual stack, then an iSTFTNet generator with a
+harmonic-plus-noise source.
+
+The source turns the F0 curve into nine harmonics (phase integrated at the frame rate, as the
+model was trained), merged by a linear layer and tanh. Its STFT (magnitude and phase, n_fft 20,
+hop 5) is added into both upsampling stages through the ``noise_convs``. The generator ends
+in 11 log-magnitude and 11 phase bins per 5 samples, turned into audio by an inverse STFT.
+
+The source is deterministic: the exported graph drops the random initial phase and the noise
+of training, and so do we. Everything that spans an item's end (the source's interpolation,
+the STFTs) runs per item; the convolutions run on the padded batch with the padding kept zero.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from speech.engines.kokoro.layers import AdaIN1d, AdainResBlk1d, time_mask
+
+STYLE = 128
+SAMPLE_RATE = 24000
+N_FFT = 20
+HOP = 5
+UPSAMPLE_RATES = (10, 6)
+UPSAMPLE_KERNELS = (20, 12)
+RESBLOCK_KERNELS = (3, 7, 11)
+DILATIONS = (1, 3, 5)
+HARMONICS = 9
+SINE_AMP = 0.1
+VOICED_THRESHOLD = 10.0
+SAMPLES_PER_CURVE_STEP = math.prod(UPSAMPLE_RATES) * HOP  # 300: the F0 curve runs at 2x the frame rate
+
+
+def _padding(kernel: int, dilation: int = 1) -> int:
+    return (kernel * dilation - dilation) // 2
+
+
+class AdaINResBlock1(nn.Module):
+    """HiFi-GAN's ResBlock1 with AdaIN before each conv and Snake activations."""
+
+    def __init__(self, channels: int, kernel: int, dilations: tuple[int, ...] = DILATIONS) -> None:
+        super().__init__()
+        self.convs1 = nn.ModuleList(
+            [nn.Conv1d(channels, channels, kernel, 1, dilation=d, padding=_padding(kernel, d)) for d in dilations]
+        )
+        self.convs2 = nn.ModuleList(
+            [nn.Conv1d(channels, channels, kernel, 1, padding=_padding(kernel)) for _ in dilations]
+        )
+        self.adain1 = nn.ModuleList([AdaIN1d(STYLE, channels) for _ in dilations])
+        self.adain2 = nn.ModuleList([AdaIN1d(STYLE, channels) for _ in dilations])
+        self.alpha1 = nn.ParameterList([nn.Parameter(torch.ones(1, channels, 1)) for _ in dilations])
+        self.alpha2 = nn.ParameterList([nn.Parameter(torch.ones(1, channels, 1)) for _ in dilations])
+
+    @staticmethod
+    def _snake(x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+        return x + (1 / alpha) * torch.sin(alpha * x) ** 2
+
+    def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        for c1, c2, n1, n2, a1, a2 in zip(
+            self.convs1, self.convs2, self.adain1, self.adain2, self.alpha1, self.alpha2, strict=True
+        ):
+            h = self._snake(n1(x, style, mask), a1)
+            h = c1(h * mask)
+            h = self._snake(n2(h, style, mask), a2)
+            h = c2(h * mask)
+            x = (h + x) * mask
+        return x
+
+
+class SourceModule(nn.Module):
+    """F0 (at the curve rate) to the merged harmonic excitation at the sample rate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l_linear = nn.Linear(HARMONICS, 1)
+
+    def forward(self, f0: torch.Tensor) -> torch.Tensor:
+        """``f0`` ``[S]`` for one item -> excitation ``[S * 300]``."""
+        scale = SAMPLES_PER_CURVE_STEP
+        f0_up = f0.repeat_interleave(scale)  # nearest upsampling
+        harmonics = torch.arange(1, HARMONICS + 1, device=f0.device, dtype=f0.dtype)
+        rad = f0_up[None, :] * harmonics[:, None] / SAMPLE_RATE
+        rad = rad - torch.floor(rad)
+        # Integrate the phase at the curve rate, then interpolate it back up (linear, as trained).
+        low = F.interpolate(rad[None], scale_factor=1 / scale, mode="linear", align_corners=False)
+        phase = torch.cumsum(low, dim=-1) * (2 * math.pi) * scale
+        phase = F.interpolate(phase, scale_factor=float(scale), mode="linear", align_corners=False)[0]
+        voiced = (f0_up > VOICED_THRESHOLD).to(f0.dtype)
+        sines = torch.sin(phase) * SINE_AMP * voiced[None, :]
+        return torch.tanh(self.l_linear(sines.transpose(0, 1)))[:, 0]
+
+
+class Generator(nn.Module):
+    def __init__(self, initial_channels: int = 512) -> None:
+        super().__init__()
+        self.m_source = SourceModule()
+        self.ups = nn.ModuleList()
+        self.resblocks = nn.ModuleList()
+        self.noise_convs = nn.ModuleList()
+        self.noise_res = nn.ModuleList()
+        channels = initial_channels
+        for i, (rate, kernel) in enumerate(zip(UPSAMPLE_RATES, UPSAMPLE_KERNELS, strict=True)):
+            out = initial_channels // 2 ** (i + 1)
+            self.ups.append(nn.ConvTranspose1d(channels, out, kernel, rate, padding=(kernel - rate) // 2))
+            for k in RESBLOCK_KERNELS:
+                self.resblocks.append(AdaINResBlock1(out, k))
+            if i + 1 < len(UPSAMPLE_RATES):
+                stride = math.prod(UPSAMPLE_RATES[i + 1 :])
+                self.noise_convs.append(nn.Conv1d(N_FFT + 2, out, stride * 2, stride, padding=(stride + 1) // 2))
+                self.noise_res.append(AdaINResBlock1(out, 7))
+            else:
+                self.noise_convs.append(nn.Conv1d(N_FFT + 2, out, 1))
+                self.noise_res.append(AdaINResBlock1(out, 11))
+            channels = out
+        self.conv_post = nn.Conv1d(channels, N_FFT + 2, 7, 1, padding=3)
+        self.register_buffer("window", torch.hann_window(N_FFT, periodic=True), persistent=False)
+
+    def _harmonic_spectrum(self, f0: torch.Tensor, steps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per item: excitation -> STFT magnitude and phase, ``[B, 22, 120F + 1]`` zero-padded."""
+        items = []
+        for row, n in zip(f0, steps.tolist(), strict=True):
+            source = self.m_source(row[:n])
+            spec = torch.stft(
+                source, N_FFT, HOP, N_FFT, window=self.window, center=True, pad_mode="reflect", return_complex=True
+            )
+            items.append(torch.cat([spec.abs(), torch.angle(spec)], dim=0))
+        frames = torch.tensor([item.shape[-1] for item in items], device=f0.device)
+        width = int(frames.max())
+        return torch.stack([F.pad(item, (0, width - item.shape[-1])) for item in items]), frames
+
+    def forward(
+        self, x: torch.Tensor, style: torch.Tensor, f0: torch.Tensor, frames: torch.Tensor
+    ) -> list[torch.Tensor]:
+        """``x`` ``[B, 512, 2F]`` -> one waveform per item (``600 * F`` samples each)."""
+        har, har_frames = self._harmonic_spectrum(f0.float(), frames * 2)
+        har = har.to(x.dtype)
+        lengths = frames * 2
+        for i, up in enumerate(self.ups):
+            x = F.leaky_relu(x, 0.1)
+            lengths = lengths * UPSAMPLE_RATES[i]
+            x = up(x)
+            if i == len(self.ups) - 1:
+                x = F.pad(x, (1, 0), mode="reflect")
+                lengths = lengths + 1
+            mask = time_mask(lengths, x.shape[-1]).to(x.dtype)
+            source = self.noise_convs[i](har)[..., : x.shape[-1]]
+            source = self.noise_res[i](source * mask, style, mask)
+            x = (x + source) * mask
+            blocks = self.resblocks[i * len(RESBLOCK_KERNELS) : (i + 1) * len(RESBLOCK_KERNELS)]
+            x = sum(block(x, style, mask) for block in blocks) / len(RESBLOCK_KERNELS)
+        x = self.conv_post(F.leaky_relu(x, 0.01)).float()
+        audio = []
+        for row, n in zip(x, lengths.tolist(), strict=True):
+            spec = torch.polar(torch.exp(row[: N_FFT // 2 + 1, :n]), torch.sin(row[N_FFT // 2 + 1 :, :n]))
+            audio.append(torch.istft(spec, N_FFT, HOP, N_FFT, window=self.window, center=True))
+        return audio
+
+
+class Decoder(nn.Module):
+    def __init__(self, dim_in: int = 512) -> None:
+        super().__init__()
+        self.encode = AdainResBlk1d(dim_in + 2, 1024, STYLE)
+        self.decode = nn.ModuleList(
+            [AdainResBlk1d(1024 + 2 + 64, 1024, STYLE) for _ in range(3)]
+            + [AdainResBlk1d(1024 + 2 + 64, 512, STYLE, upsample=True)]
+        )
+        self.F0_conv = nn.Conv1d(1, 1, 3, 2, 1)
+        self.N_conv = nn.Conv1d(1, 1, 3, 2, 1)
+        self.asr_res = nn.Sequential(nn.Conv1d(512, 64, 1))
+        self.generator = Generator()
+
+    def forward(
+        self, asr: torch.Tensor, f0: torch.Tensor, energy: torch.Tensor, style: torch.Tensor, frames: torch.Tensor
+    ) -> list[torch.Tensor]:
+        """``asr`` ``[B, 512, F]``, ``f0`` and ``energy`` ``[B, 2F]`` -> a waveform per item."""
+        mask = time_mask(frames, asr.shape[-1]).to(asr.dtype)
+        f0_down = self.F0_conv(f0[:, None].to(asr.dtype)) * mask
+        n_down = self.N_conv(energy[:, None].to(asr.dtype)) * mask
+        x = self.encode(torch.cat([asr, f0_down, n_down], dim=1), style, frames)
+        residual = self.asr_res(asr) * mask
+        lengths = frames
+        for block in self.decode:
+            if not block.upsample:
+                x = torch.cat([x, residual, f0_down, n_down], dim=1)
+            else:
+                x = torch.cat([x, residual, f0_down, n_down], dim=1)
+            x = block(x, style, lengths)
+            if block.upsample:
+                lengths = lengths * 2
+        return self.generator(x, style, f0, frames)

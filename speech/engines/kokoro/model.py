@@ -1,0 +1,95 @@
+"""Kokoro-82M at inference: phoneme ids, a style vector and a speed per item to waveforms.
+
+The flow (StyleTTS2's, as Kokoro v1.0 runs it): PL-BERT reads the phonemes; its features,
+projected to 512 and conditioned on the prosody half of the style (``style[128:]``), give each
+phoneme a duration; phoneme features are expanded to frames (25 ms each); the predictor draws
+F0 and energy curves from the expanded features; the acoustic text encoder's output, expanded
+the same way, goes with the curves and the timbre half of the style (``style[:128]``) into the
+decoder, which makes 600 samples per frame at 24 kHz.
+
+A batch is padded to its longest item; every layer keeps each item to its own length (see
+``layers.py``), so an item's audio and durations are what it gets alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from speech.engines.kokoro.albert import Albert
+from speech.engines.kokoro.decoder import Decoder
+from speech.engines.kokoro.prosody import ProsodyPredictor, TextEncoder
+
+SAMPLES_PER_FRAME = 600
+STYLE_SIZE = 256
+
+
+@dataclass(slots=True)
+class KokoroOutput:
+    audio: list[torch.Tensor]
+    """Float32 samples per item, ``600 * sum(durations)`` long."""
+    durations: list[torch.Tensor]
+    """Frames per input token (including the two boundary pads), per item."""
+
+
+class KokoroModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bert = Albert()
+        self.bert_encoder = nn.Linear(768, 512)
+        self.predictor = ProsodyPredictor()
+        self.text_encoder = TextEncoder()
+        self.decoder = Decoder()
+        self.decoder_dtype: torch.dtype | None = None
+
+    def set_decoder_dtype(self, dtype: torch.dtype | None) -> None:
+        """Run the decoder (most of the work) at ``dtype``; ``None`` keeps float32."""
+        self.decoder_dtype = dtype
+        self.decoder.to(dtype or torch.float32)
+
+    @property
+    def device(self) -> torch.device:
+        return self.bert_encoder.weight.device
+
+    def forward(
+        self, ids: Sequence[Sequence[int]], styles: torch.Tensor, speeds: torch.Tensor
+    ) -> KokoroOutput:
+        """``ids``: token ids per item *with* the boundary zeros; ``styles`` ``[B, 256]``;
+        ``speeds`` ``[B]`` (2.0 speaks twice as fast)."""
+        device = self.device
+        lengths = torch.tensor([len(item) for item in ids], device=device)
+        width = int(lengths.max())
+        tokens = torch.zeros((len(ids), width), dtype=torch.long, device=device)
+        for row, item in enumerate(ids):
+            tokens[row, : len(item)] = torch.tensor(item, dtype=torch.long)
+        valid = torch.arange(width, device=device)[None, :] < lengths[:, None]
+        styles = styles.to(device=device, dtype=torch.float32)
+        timbre, prosody = styles[:, :128], styles[:, 128:]
+
+        bert = self.bert(tokens, valid)
+        d_en = self.bert_encoder(bert)
+        d = self.predictor.text_encoder(d_en, prosody, lengths)
+        durations = self.predictor.durations(d, lengths, speeds.to(device=device, dtype=torch.float32))
+        frames = durations.sum(dim=1)
+        alignment = _alignment(durations, int(frames.max()))  # [B, T, F]
+        en = d.transpose(1, 2) @ alignment
+        f0, energy = self.predictor.curves(en, prosody, frames)
+        asr = self.text_encoder(tokens, lengths) @ alignment
+        if self.decoder_dtype is not None:
+            asr, timbre = asr.to(self.decoder_dtype), timbre.to(self.decoder_dtype)
+        audio = self.decoder(asr, f0, energy, timbre, frames)
+        return KokoroOutput(
+            audio=[a.float() for a in audio],
+            durations=[durations[row, :n] for row, n in enumerate(lengths.tolist())],
+        )
+
+
+def _alignment(durations: torch.Tensor, width: int) -> torch.Tensor:
+    """One-hot ``[B, T, F]``: frame f belongs to token t (zero columns past each item's end)."""
+    ends = durations.cumsum(dim=1)
+    starts = ends - durations
+    steps = torch.arange(width, device=durations.device)[None, None, :]
+    return ((steps >= starts[..., None]) & (steps < ends[..., None])).to(torch.float32)
