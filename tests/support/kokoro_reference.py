@@ -93,24 +93,61 @@ def float_graph(int8_path: str | Path, out_path: str | Path) -> Path:
     return Path(out_path)
 
 
+# Intermediate tensors of the graph that the parity test compares layer by layer.
+F0 = "/encoder/Squeeze_output_0"
+ENERGY = "/encoder/Squeeze_1_output_0"
+SOURCE = "/decoder/decoder/generator/m_source/l_tanh/Tanh_output_0"
+HARMONIC_SPECTRUM = "/decoder/decoder/generator/Concat_3_output_0"
+DECODER_ENCODE = "/decoder/decoder/encode/Div_3_output_0"
+BERT_FEATURES = "/encoder/bert_encoder/Add_output_0"
+DURATIONS = "/encoder/Clip_output_0"
+INTERMEDIATE = (F0, ENERGY, SOURCE, HARMONIC_SPECTRUM, DECODER_ENCODE, BERT_FEATURES, DURATIONS)
+
+
 @functools.cache
 def float_session(int8_path: str, cache_dir: str):  # type: ignore[no-untyped-def]
+    """onnxruntime on the float copy, with ``INTERMEDIATE`` exposed as extra outputs."""
+    import onnx
     import onnxruntime as ort
 
     target = Path(cache_dir) / "kokoro-float32-reference.onnx"
     if not target.is_file():
         float_graph(int8_path, target)
+    model = onnx.load(str(target))
+    for name in INTERMEDIATE:
+        model.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
+    options.log_severity_level = 3
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(str(target), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def run(session, tokens: list[int], style: np.ndarray, speed: float = 1.0) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Audio for ``tokens`` (without the boundary zeros, which this adds)."""
-    feeds = {
+@functools.cache
+def int8_session(int8_path: str):  # type: ignore[no-untyped-def]
+    """onnxruntime on the shipped int8 graph as it is, with the predicted durations exposed."""
+    import onnx
+    import onnxruntime as ort
+
+    model = onnx.load(int8_path)
+    model.graph.output.append(onnx.helper.make_tensor_value_info(DURATIONS, onnx.TensorProto.FLOAT, None))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def feeds(tokens: list[int], style: np.ndarray, speed: float = 1.0) -> dict[str, np.ndarray]:
+    """The graph's inputs for ``tokens`` (without the boundary zeros, which this adds)."""
+    return {
         "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
         "style": np.asarray(style, dtype=np.float32).reshape(1, 256),
         "speed": np.array([speed], dtype=np.float32),
     }
-    return np.asarray(session.run(None, feeds)[0], dtype=np.float32).ravel()
+
+
+def run(session, tokens: list[int], style: np.ndarray, speed: float = 1.0) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """Every output of ``session`` by name (``audio`` plus any intermediates), batch axis dropped."""
+    names = [output.name for output in session.get_outputs()]
+    values = session.run(names, feeds(tokens, style, speed))
+    return {name: np.asarray(value, dtype=np.float32).squeeze() for name, value in zip(names, values, strict=True)}

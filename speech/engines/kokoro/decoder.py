@@ -79,16 +79,23 @@ class SourceModule(nn.Module):
         self.l_linear = nn.Linear(HARMONICS, 1)
 
     def forward(self, f0: torch.Tensor) -> torch.Tensor:
-        """``f0`` ``[S]`` for one item -> excitation ``[S * 300]``."""
+        """``f0`` ``[S]`` for one item -> excitation ``[S * 300]``.
+
+        The phase is integrated in float64: in float32 a phase of 1e5 radians (a few seconds
+        of the ninth harmonic) keeps only 0.01 rad, so one ulp of difference in F0 (a batch
+        of another size, another BLAS) became audible sample differences. The exported graph
+        integrates in float32; the parity test accounts for that."""
         scale = SAMPLES_PER_CURVE_STEP
-        f0_up = f0.repeat_interleave(scale)  # nearest upsampling
-        harmonics = torch.arange(1, HARMONICS + 1, device=f0.device, dtype=f0.dtype)
+        f0_64 = f0.to(torch.float64)
+        f0_up = f0_64.repeat_interleave(scale)  # nearest upsampling
+        harmonics = torch.arange(1, HARMONICS + 1, device=f0.device, dtype=torch.float64)
         rad = f0_up[None, :] * harmonics[:, None] / SAMPLE_RATE
         rad = rad - torch.floor(rad)
         # Integrate the phase at the curve rate, then interpolate it back up (linear, as trained).
         low = F.interpolate(rad[None], scale_factor=1 / scale, mode="linear", align_corners=False)
         phase = torch.cumsum(low, dim=-1) * (2 * math.pi) * scale
         phase = F.interpolate(phase, scale_factor=float(scale), mode="linear", align_corners=False)[0]
+        phase = torch.remainder(phase, 2 * math.pi).to(f0.dtype)
         voiced = (f0_up > VOICED_THRESHOLD).to(f0.dtype)
         sines = torch.sin(phase) * SINE_AMP * voiced[None, :]
         return torch.tanh(self.l_linear(sines.transpose(0, 1)))[:, 0]
@@ -184,10 +191,7 @@ class Decoder(nn.Module):
         residual = self.asr_res(asr) * mask
         lengths = frames
         for block in self.decode:
-            if not block.upsample:
-                x = torch.cat([x, residual, f0_down, n_down], dim=1)
-            else:
-                x = torch.cat([x, residual, f0_down, n_down], dim=1)
+            x = torch.cat([x, residual, f0_down, n_down], dim=1)
             x = block(x, style, lengths)
             if block.upsample:
                 lengths = lengths * 2

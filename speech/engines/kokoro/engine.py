@@ -1,0 +1,279 @@
+"""``KokoroEngine``: one Kokoro voice (a style pack) over the process-wide Kokoro model.
+
+Sentences become Kokoro phonemes (``phonemes.py``), then token ids. An utterance holds at most
+510 phoneme tokens; a longer sentence is cut between words into pieces whose audio is joined.
+Pieces are sorted by length and cut into batches by a token budget (padded ids times items);
+each item carries its own style (``pack[n_tokens - 1]``) and speed, and its audio is what it
+gets alone (see ``layers.py``). Word timings come from the predicted durations (25 ms a frame).
+
+The 82M weights are loaded once per device and precision and shared by every voice, so a
+lineup of thirty voices costs thirty 510x256 style packs, not thirty models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from speech.engines.kokoro.model import SAMPLES_PER_FRAME, KokoroModel
+from speech.engines.kokoro.phonemes import MAX_TOKENS, VOCAB, KokoroPhonemizer, char_id_positions, token_ids
+from speech.engines.kokoro.weights import load_state_dict, model_file
+from speech.engines.vits.timing import word_timings
+from speech.errors import EngineError, SpeechError
+from speech.types import AudioChunk, SynthesisOptions, WordTiming
+
+SAMPLE_RATE = 24000
+SECONDS_PER_FRAME = SAMPLES_PER_FRAME / SAMPLE_RATE
+_DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# Padded tokens and items per forward pass. On CPU an item's work is already large and padding
+# is pure waste, so batches stay small; on GPU large batches keep the device busy.
+CPU_TOKEN_BUDGET, CPU_MAX_BATCH = 1024, 4
+GPU_TOKEN_BUDGET, GPU_MAX_BATCH = 16384, 64
+_STAND_IN = "\ua794"  # a letter with no decomposition, standing in for ç while aligning words
+
+
+@dataclass(slots=True)
+class _Piece:
+    sentence: int
+    text: str
+    phonemes: str
+    ids: list[int]
+    positions: list[int]
+    words: list[tuple[str, str]]
+
+
+@dataclass(slots=True)
+class _Shared:
+    model: KokoroModel
+    lock: threading.Lock
+
+
+_models: dict[tuple[str, str], _Shared] = {}
+_models_lock = threading.Lock()
+
+
+def shared_model(device: str = "cpu", dtype: str = "float32", cache_dir: str | Path | None = None) -> _Shared:
+    """The process's Kokoro model on ``device`` at ``dtype`` (loaded on first use)."""
+    if dtype not in _DTYPES:
+        raise EngineError(f"dtype must be one of {sorted(_DTYPES)}, not {dtype!r}")
+    target = torch.device(device)
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise EngineError("device 'cuda' requested but CUDA is not available")
+    key = (str(target), dtype)
+    with _models_lock:
+        shared = _models.get(key)
+        if shared is None:
+            with _engine_errors("loading Kokoro"):
+                model = KokoroModel()
+                model.load_state_dict(load_state_dict(model_file(cache_dir), cache_dir), strict=True)
+                model.eval().to(target)
+                model.set_decoder_dtype(_DTYPES[dtype])
+            shared = _Shared(model, threading.Lock())
+            _models[key] = shared
+        return shared
+
+
+@contextlib.contextmanager
+def _engine_errors(what: str) -> Iterator[None]:
+    """Torch failures leave as ``EngineError`` (our own errors pass through untouched)."""
+    try:
+        yield
+    except SpeechError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+        raise EngineError(f"{what} failed: {exc}") from exc
+
+
+def _as_pack(pack: np.ndarray) -> torch.Tensor:
+    array = np.asarray(pack, dtype=np.float32)
+    if array.ndim == 3 and array.shape[1] == 1:
+        array = array[:, 0, :]
+    if array.ndim != 2 or array.shape[1] != 256 or array.shape[0] < 1:
+        raise EngineError(f"a Kokoro style pack is (rows, 256), not {tuple(np.shape(pack))}")
+    return torch.from_numpy(np.array(array, dtype=np.float32, order="C", copy=True))
+
+
+class KokoroEngine:
+    """A Kokoro voice; calls may come from any thread (one forward pass at a time per model)."""
+
+    sample_rate = SAMPLE_RATE
+
+    def __init__(
+        self,
+        shared: _Shared,
+        pack: np.ndarray,
+        phonemizer: KokoroPhonemizer,
+        *,
+        token_budget: int,
+        max_batch: int,
+    ) -> None:
+        self._shared = shared
+        self.model = shared.model
+        self.pack = _as_pack(pack)
+        self.phonemizer = phonemizer
+        self.token_budget = token_budget
+        self.max_batch = max_batch
+
+    @classmethod
+    def load(
+        cls,
+        pack: np.ndarray,
+        *,
+        lang: str,
+        espeak_voice: str,
+        device: str = "cpu",
+        threads: int = 0,
+        cache_dir: str | Path | None = None,
+        dtype: str = "float32",
+        token_budget: int | None = None,
+        max_batch: int | None = None,
+    ) -> KokoroEngine:
+        """A voice speaking ``lang`` with style ``pack`` (``(rows, 256)`` or ``(rows, 1, 256)``).
+
+        ``threads`` > 0 sets torch's intra-op threads (process-wide). ``dtype`` "bfloat16" runs
+        the decoder at that precision: fast on GPUs, not batch-invariant, opt-in."""
+        if threads > 0:
+            torch.set_num_threads(threads)
+        shared = shared_model(device, dtype, cache_dir)
+        gpu = shared.model.device.type != "cpu"
+        return cls(
+            shared,
+            pack,
+            KokoroPhonemizer(lang, espeak_voice),
+            token_budget=token_budget or (GPU_TOKEN_BUDGET if gpu else CPU_TOKEN_BUDGET),
+            max_batch=max_batch or (GPU_MAX_BATCH if gpu else CPU_MAX_BATCH),
+        )
+
+    def phonemize(self, text: str) -> str:
+        return self.phonemizer.phonemize(text)
+
+    def synthesize(
+        self, sentences: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """One chunk per sentence, in order; empty sentences give empty chunks."""
+        pieces: list[_Piece] = []
+        for index, text in enumerate(sentences):
+            if not text.strip():
+                continue
+            phonemes = self.phonemizer.phonemize(text)
+            if phonemes:
+                pieces += self._pieces(index, text, phonemes, self.phonemizer.phonemize_words(text))
+        return self._render(pieces, sentences, options)
+
+    def synthesize_phonemes(
+        self, phoneme_strings: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """Client IPA (``{...}``), mapped into Kokoro's symbols; one "word" per string."""
+        pieces: list[_Piece] = []
+        for index, raw in enumerate(phoneme_strings):
+            phonemes = self.phonemizer.from_ipa(raw.strip()) if raw.strip() else ""
+            if phonemes:
+                pieces += self._pieces(index, raw, phonemes, [(raw.strip(), phonemes)])
+        return self._render(pieces, phoneme_strings, options)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _pieces(self, index: int, text: str, phonemes: str, words: list[tuple[str, str]]) -> list[_Piece]:
+        """Cut ``phonemes`` between words into utterances of at most ``MAX_TOKENS`` tokens."""
+        ids, sources = token_ids(phonemes)
+        if not ids:
+            return []
+        if len(ids) <= MAX_TOKENS:
+            return [_Piece(index, text, phonemes, ids, char_id_positions(sources, len(phonemes)), words)]
+        pieces = []
+        start = 0
+        while start < len(phonemes):
+            end = len(phonemes)
+            if len(token_ids(phonemes[start:end])[0]) > MAX_TOKENS:
+                # The last space that keeps the piece within the limit (or a hard cut).
+                limit = start
+                count = 0
+                for k in range(start, len(phonemes)):
+                    count += phonemes[k] in VOCAB
+                    if count > MAX_TOKENS:
+                        break
+                    limit = k + 1
+                space = phonemes.rfind(" ", start, limit)
+                end = space + 1 if space > start else limit
+            part = phonemes[start:end].strip()
+            part_ids, part_sources = token_ids(part)
+            if part_ids:
+                part_words = [(w, p) for w, p in words if p and p in part]
+                pieces.append(
+                    _Piece(index, text, part, part_ids, char_id_positions(part_sources, len(part)), part_words)
+                )
+            start = end
+        return pieces
+
+    def _batches(self, pieces: list[_Piece]) -> Iterator[list[_Piece]]:
+        """Longest first; a batch grows while its padded size stays within the token budget."""
+        ordered = sorted(pieces, key=lambda piece: len(piece.ids), reverse=True)
+        batch: list[_Piece] = []
+        for piece in ordered:
+            longest = len(batch[0].ids) + 2 if batch else len(piece.ids) + 2
+            if batch and (len(batch) >= self.max_batch or longest * (len(batch) + 1) > self.token_budget):
+                yield batch
+                batch = []
+            batch.append(piece)
+        if batch:
+            yield batch
+
+    def _speed(self, options: SynthesisOptions | None) -> float:
+        length_scale = 1.0 if options is None or options.length_scale is None else options.length_scale
+        if length_scale <= 0:
+            raise EngineError("length_scale must be positive")
+        return 1.0 / float(length_scale)
+
+    def _render(
+        self, pieces: list[_Piece], texts: Sequence[str], options: SynthesisOptions | None
+    ) -> list[AudioChunk]:
+        speed = self._speed(options)
+        done: dict[int, tuple[np.ndarray, list[WordTiming]]] = {}
+        for batch in self._batches(pieces):
+            for piece, result in zip(batch, self._run(batch, speed), strict=True):
+                done[id(piece)] = result
+        chunks = []
+        for index, text in enumerate(texts):
+            parts = [done[id(piece)] for piece in pieces if piece.sentence == index]
+            if not parts:
+                chunks.append(AudioChunk(np.zeros(0, dtype=np.float32), SAMPLE_RATE, text))
+                continue
+            words: list[WordTiming] = []
+            offset = 0.0
+            for samples, timings in parts:
+                words += [WordTiming(w.word, w.start + offset, w.end + offset) for w in timings]
+                offset += len(samples) / SAMPLE_RATE
+            audio = np.concatenate([samples for samples, _ in parts]).astype(np.float32, copy=False)
+            chunks.append(AudioChunk(audio, SAMPLE_RATE, text, words))
+        return chunks
+
+    def _run(self, batch: list[_Piece], speed: float) -> list[tuple[np.ndarray, list[WordTiming]]]:
+        rows = [min(len(piece.ids), self.pack.shape[0]) - 1 for piece in batch]
+        styles = self.pack[rows]
+        speeds = torch.full((len(batch),), speed, dtype=torch.float32)
+        with self._shared.lock, _engine_errors("Kokoro synthesis"), torch.inference_mode():
+            out = self.model([[0, *piece.ids, 0] for piece in batch], styles, speeds)
+            audio = [a.cpu().numpy() for a in out.audio]
+            durations = [d.float().cpu().numpy() for d in out.durations]
+        results = []
+        for piece, samples, frames in zip(batch, audio, durations, strict=True):
+            words = [(w, p.replace("ç", _STAND_IN)) for w, p in piece.words]
+            timings = word_timings(
+                words,
+                piece.phonemes.replace("ç", _STAND_IN),
+                piece.positions,
+                len(piece.ids) + 2,
+                frames,
+                SECONDS_PER_FRAME,
+            )
+            results.append((np.ascontiguousarray(samples, dtype=np.float32), timings))
+        return results
+
+    def close(self) -> None:
+        """Nothing to stop: the shared model stays loaded for the other voices."""
