@@ -1,6 +1,9 @@
 """Engine benchmark: lector's PyTorch VITS against Piper's own runtime on the same voice and text.
 
     python -m bench.engine [--quick] [--device cpu|cuda] [--dtype float32|bfloat16]
+    python -m bench.engine --engine kokoro [--quick] [--device cpu|cuda] [--dtype auto|float32|int8|bfloat16]
+
+``--engine kokoro`` runs ``bench.engine_kokoro`` (Kokoro against onnxruntime on its int8 graph).
 
 Both sides synthesize the same English sentences with the default voice at its default scales,
 phonemization included, using every core. onnxruntime runs sentence by sentence, as Piper does;
@@ -100,14 +103,16 @@ WARMUP = ("A short warm-up sentence.", "Another warm-up sentence, somewhat longe
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", default="vits", choices=["vits", "kokoro"], help="which engine to measure")
     parser.add_argument("--quick", action="store_true", help="a fifth of the sentences (under a minute)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds of the three runs (default 2)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
         "--dtype",
-        default="float32",
-        choices=["float32", "bfloat16"],
-        help="lector's flow and decoder precision (bfloat16: AMX CPUs, GPUs)",
+        default=None,
+        choices=["auto", "float32", "bfloat16", "int8"],
+        help="lector's decoder precision (bfloat16: AMX CPUs, GPUs; int8 and auto: Kokoro only); "
+        "default float32 for vits, auto for kokoro",
     )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where lector's engine runs")
     parser.add_argument(
@@ -119,6 +124,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sentences = list(SENTENCES[::5] if args.quick else SENTENCES)
     args.rounds = args.rounds or 2
+    if args.engine == "kokoro":
+        from bench import engine_kokoro
+
+        args.dtype = args.dtype or "auto"
+        engine_kokoro.main(args, sentences, SENTENCES)
+        return
+    args.dtype = args.dtype or "float32"
+    if args.dtype not in ("float32", "bfloat16"):
+        parser.error("--dtype for vits is float32 or bfloat16")
 
     import onnxruntime
     import torch

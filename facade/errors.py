@@ -77,6 +77,15 @@ def lookup(exc: Exception) -> tuple[int, str] | None:
     return None
 
 
+def client_error(exc: Exception) -> ApiError | None:
+    """A domain error that is the client's (a 4xx: a voice the deployment does not serve), as
+    the answer to give instead of the streaming endpoint's JSON 500; ``None`` for the rest."""
+    mapped = lookup(exc)
+    if mapped is not None and 400 <= mapped[0] < 500:
+        return ApiError(*mapped)
+    return None
+
+
 def plain(status: int, message: str) -> Response:
     return PlainTextResponse(message, status_code=status, media_type="text/plain; charset=utf-8")
 

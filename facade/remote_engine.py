@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from speech.engines.base import Engine
-from speech.errors import EngineError
+from speech.errors import EngineError, VoiceNotFound
 from speech.synthesizer import Controls, Synthesizer
 from speech.types import AudioChunk, SynthesisOptions
 from workers.model_server import wire
@@ -36,6 +36,30 @@ DEFAULT_READ_TIMEOUT = 60.0
 
 class ModelUnavailable(EngineError):
     """The model service could not be reached, was not ready, or broke off its answer."""
+
+
+class VoiceNotServed(VoiceNotFound):
+    """The model service answered that it does not serve this voice: a deployment whose model
+    service was started for other voices. A 400 (``VoiceNotFound``), not a 500: retrying cannot
+    help, and the seed tells clients to retry a 500."""
+
+    def __init__(self, speaker: str, served: Sequence[str]) -> None:
+        super().__init__(speaker, "")
+        listed = ", ".join(served) or "none"
+        self.args = (f"speaker {speaker} is not served by this deployment's model service (it serves {listed})",)
+        self.served = list(served)
+
+
+def _refusal(response: httpx.Response, url: str, what: str) -> EngineError:
+    """The error for a non-200 answer: ``VoiceNotServed`` for the service's "not served" 400."""
+    if response.status_code == 400:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("served"), list):
+            return VoiceNotServed(str(body.get("voice")), [str(v) for v in body["served"]])
+    return ModelUnavailable(f"model service {what} at {url} answered {response.status_code}: {response.text[:200]}")
 
 
 def service_url(invocations_url: str, path: str) -> str:
@@ -73,16 +97,17 @@ class RemoteEngine:
     def sample_rate(self) -> int:
         if self._sample_rate is None:
             body = self._get_json("readyz")
-            self._sample_rate = int(body["sampleRate"])
+            rates = body.get("sampleRates") or {}
+            self._sample_rate = int(rates.get(self.voice) or body["sampleRate"])
         return self._sample_rate
 
     def phonemize(self, text: str) -> str:
         try:
-            response = self._client.post(service_url(self.url, "phonemize"), json={"text": text})
+            response = self._client.post(service_url(self.url, "phonemize"), json={"text": text, "voice": self.voice})
         except httpx.HTTPError as exc:
             raise ModelUnavailable(f"model service at {self.url} unreachable: {exc}") from exc
         if response.status_code != 200:
-            raise ModelUnavailable(f"model service phonemize answered {response.status_code}: {response.text[:200]}")
+            raise _refusal(response, self.url, "phonemize")
         return str(response.json()["phonemes"])
 
     def synthesize(self, sentences: Sequence[str], options: SynthesisOptions | None = None) -> list[AudioChunk]:
@@ -106,9 +131,7 @@ class RemoteEngine:
             with self._client.stream("POST", self.url, json=request.to_json()) as response:
                 if response.status_code != 200:
                     response.read()
-                    raise ModelUnavailable(
-                        f"model service at {self.url} answered {response.status_code}: {response.text[:200]}"
-                    )
+                    raise _refusal(response, self.url, "invocations")
                 decoded = wire.decode(response.iter_bytes())
         except httpx.HTTPError as exc:
             raise ModelUnavailable(f"model service at {self.url} unreachable: {exc}") from exc
@@ -240,9 +263,13 @@ def default_voice_name(voice: Any) -> str | None:
     return str(name) if name is not None else None
 
 
+NEURAL_ENGINES = frozenset({"vits", "kokoro"})
+
+
 def is_neural(voice: Any) -> bool:
-    """Voices worth a GPU host: the neural ones (the catalog's ``engine = "vits"``)."""
-    return getattr(voice, "engine", "vits") == "vits"
+    """Voices worth a GPU host: the neural ones (the catalog's ``engine = "vits"`` and
+    ``engine = "kokoro"``); the eSpeak NG formant voices cost too little to send anywhere."""
+    return getattr(voice, "engine", "vits") in NEURAL_ENGINES
 
 
 def remote_synthesizer(model_url: str, *, local: Synthesizer | None = None, **kwargs: Any) -> RemoteSynthesizer:

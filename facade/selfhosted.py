@@ -90,6 +90,8 @@ async def json_audio(services: Services, principal: Principal, req: SynthesisReq
     try:
         audio = await run_in_threadpool(whole)
     except Exception as exc:  # as the streaming endpoint: an unhandled 500 is JSON
+        if (refusal := e.client_error(exc)) is not None:
+            raise refusal from exc
         e.log.exception("self-hosted synthesis failed", exc_info=exc)
         raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
     finally:

@@ -80,7 +80,9 @@ class Settings(BaseSettings):
     usage_flush_interval_s: float = 10.0
 
     # Model service (`lector model-server`)
-    model_voice: str | None = Field(None, description="catalog voice key to serve; default: the bundled voice")
+    model_voice: str | None = Field(
+        None, description="catalog speaker(s) to serve, comma-separated, or 'neural'; default: the bundled voice"
+    )
     model_window_ms: float = 5.0
     model_max_batch: int = 16
 

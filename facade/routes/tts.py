@@ -77,6 +77,8 @@ async def audio_stream(
     try:
         first = await run_in_threadpool(_next, chunks)
     except Exception as exc:  # noqa: BLE001 - the seed: an unhandled 500 here is JSON
+        if (refusal := e.client_error(exc)) is not None:
+            raise refusal from exc
         log.exception("synthesis failed before the first byte", exc_info=exc)
         raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
 

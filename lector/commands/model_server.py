@@ -1,9 +1,12 @@
-"""``lector model-server``: one voice behind ``/invocations`` on port 8080, with dynamic batching.
+"""``lector model-server``: voices behind ``/invocations`` on port 8080, with dynamic batching.
 
-The voice is a catalog speaker (``--voice``, default ``LECTOR_MODEL_VOICE``, else ``joe``) and is
-loaded through the same synthesizer wiring as every other process, so device, threads and the
-weights cache follow ``LECTOR_DEVICE``/``LECTOR_TORCH_THREADS``/``LECTOR_DATA_DIR``. Requests
-must name that speaker (``voice``); the service refuses any other rather than substitute.
+The voices are catalog speakers (``--voice``, default ``LECTOR_MODEL_VOICE``, else ``joe``):
+one (``joe``), several (``owen,ivy,julien``) or ``neural``, every neural voice of the catalog
+(VITS and Kokoro: what a cloud facade sends to ``MODEL_URL``). Kokoro voices share one model, so
+a lineup costs one model plus a style pack per voice. They are loaded through the same
+synthesizer wiring as every other process, so device, threads and the weights cache follow
+``LECTOR_DEVICE``/``LECTOR_TORCH_THREADS``/``LECTOR_DATA_DIR``. Requests name their speaker
+(``voice``); the service refuses any other (400) rather than substitute.
 """
 
 from __future__ import annotations
@@ -30,22 +33,45 @@ def find_voice(catalog: Any, speaker: str) -> Any:
     raise typer.BadParameter(f"no voice {speaker!r} in the catalog (known: {known})", param_hint="--voice")
 
 
-def engine_factory(settings: Settings, speaker: str) -> Callable[[], Engine]:
-    """Resolve the voice now (a typo fails at start), load it when the service asks."""
+def find_voices(catalog: Any, spec: str) -> list[Any]:
+    """``joe``, ``owen,ivy`` or ``neural`` (every VITS and Kokoro voice), each speaker once."""
+    from facade.remote_engine import is_neural
+
+    if spec.strip() == "neural":
+        voices = {v.speaker: v for v in catalog.voices if is_neural(v)}
+        return list(voices.values())
+    speakers = list(dict.fromkeys(s.strip() for s in spec.split(",") if s.strip()))
+    if not speakers:
+        raise typer.BadParameter("name at least one speaker", param_hint="--voice")
+    return [find_voice(catalog, speaker) for speaker in speakers]
+
+
+def engine_factories(settings: Settings, spec: str) -> dict[str, Callable[[], Engine]]:
+    """Speaker -> loader for each voice of ``spec``, resolved now, loaded by one synthesizer (so
+    voices sharing weights share an engine, and Kokoro voices one model)."""
     from lector.wiring import build_catalog, build_synthesizer
 
-    voice = find_voice(build_catalog(settings), speaker)
+    voices = find_voices(build_catalog(settings), spec)
+    synthesizer: list[Any] = []
 
-    def load() -> Engine:
-        return build_synthesizer(settings).engine(voice)
+    def loader(voice: Any) -> Callable[[], Engine]:
+        def load() -> Engine:
+            if not synthesizer:
+                synthesizer.append(build_synthesizer(settings))
+            engine: Engine = synthesizer[0].engine(voice)
+            return engine
 
-    return load
+        return load
+
+    return {voice.speaker: loader(voice) for voice in voices}
 
 
 def command(
     port: int = typer.Option(8080, help="the seed's model service port"),
     host: str = typer.Option(None, help="default: LECTOR_HOST"),
-    voice: str = typer.Option(None, help="catalog speaker to serve; default LECTOR_MODEL_VOICE or joe"),
+    voice: str = typer.Option(
+        None, help="catalog speaker(s) to serve: joe, owen,ivy or neural; default LECTOR_MODEL_VOICE or joe"
+    ),
     window_ms: float = typer.Option(None, help="batching window; default LECTOR_MODEL_WINDOW_MS (5)"),
     max_batch: int = typer.Option(None, help="largest batch; default LECTOR_MODEL_MAX_BATCH (16); 1 turns batching off"),
 ) -> None:
@@ -56,11 +82,10 @@ def command(
 
     settings = Settings()
     logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
-    speaker = voice or settings.model_voice or DEFAULT_VOICE
+    spec = voice or settings.model_voice or DEFAULT_VOICE
     app = create_model_app(
-        engine_factory(settings, speaker),
+        voices=engine_factories(settings, spec),
         window_ms=settings.model_window_ms if window_ms is None else window_ms,
         max_batch=max_batch or settings.model_max_batch,
-        voice=speaker,
     )
     uvicorn.run(app, host=host or settings.host, port=port, log_level="info")

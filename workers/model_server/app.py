@@ -1,4 +1,4 @@
-"""The model service: one voice behind ``POST /invocations``, with readiness that means it.
+"""The model service: one voice, or several, behind ``POST /invocations``, with readiness that means it.
 
 ``GET /livez`` answers as soon as the process serves HTTP (and fails once loading failed, so an
 orchestrator restarts the container). ``GET /readyz`` answers 200 only after the voice is loaded
@@ -7,8 +7,13 @@ orchestrator restarts the container). ``GET /readyz`` answers 200 only after the
 refuses with 503 too. Loading runs in the background so liveness answers during the warm-up.
 
 The request and response format is in ``wire.py``; batching across requests in ``batcher.py``.
-A request naming a voice this service does not serve is refused (400): answering with another
+A request naming a voice this service does not serve is refused (400, with ``voice`` and
+``served`` in the body so a caller can tell it from a malformed request): answering with another
 voice would be a silent substitution the caller cannot detect.
+
+Several voices in one service (``voices``) suit Kokoro: its voices share one model and differ
+only by a style pack, so a whole lineup costs one model's memory. Each request names its voice;
+the batcher groups sentences by engine, so a batch never mixes voices.
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -42,6 +47,7 @@ class ModelState:
     error: str | None = None
     batcher: Batcher | None = None
     sample_rate: int = 0
+    sample_rates: dict[str, int] = field(default_factory=dict)
     started: float = 0.0
     ready_after_s: float | None = None
 
@@ -51,28 +57,44 @@ def _error(status: int, message: str) -> Response:
 
 
 def create_model_app(
-    engine_factory: Callable[[], Engine],
+    engine_factory: Callable[[], Engine] | None = None,
     *,
     window_ms: float = 5.0,
     max_batch: int = 16,
     voice: str | None = None,
+    voices: Mapping[str, Callable[[], Engine]] | None = None,
     warmup_text: str = WARMUP_TEXT,
 ) -> FastAPI:
     """``engine_factory`` loads the voice (slow: called once, off the event loop). ``voice`` is
-    the name callers must send (``None`` accepts any). ``window_ms``/``max_batch``: see batcher."""
+    the name callers must send (``None`` accepts any). Or ``voices``: name -> factory for several
+    voices, the first being the default for requests that name none. ``window_ms``/``max_batch``:
+    see batcher."""
+    if (engine_factory is None) == (voices is None) or (voices is not None and not voices):
+        raise ValueError("give either engine_factory or a non-empty voices mapping")
+    factories: dict[str, Callable[[], Engine]] = dict(voices) if voices is not None else {}
+    if engine_factory is not None and voice is not None:
+        factories = {voice: engine_factory}
+    served = list(factories)
+    label = ", ".join(served) or "(any)"
     state = ModelState()
 
     async def load() -> None:
         try:
-            engine = await asyncio.to_thread(engine_factory)
-            batcher = Batcher(engine, window_ms=window_ms, max_batch=max_batch)
+            if factories:
+                engines = {name: await asyncio.to_thread(factory) for name, factory in factories.items()}
+                batcher = Batcher(engines, window_ms=window_ms, max_batch=max_batch)
+            else:
+                assert engine_factory is not None
+                batcher = Batcher(await asyncio.to_thread(engine_factory), window_ms=window_ms, max_batch=max_batch)
+                engines = {}
             batcher.start()
             state.batcher = batcher
-            await batcher.run_direct([warmup_text], SynthesisOptions())
-            state.sample_rate = engine.sample_rate
+            await _warm_up(batcher, list(engines.values()) or [batcher.engine], warmup_text)
+            state.sample_rate = batcher.engine.sample_rate
+            state.sample_rates = {name: engine.sample_rate for name, engine in engines.items()}
             state.phase = "ready"
             state.ready_after_s = round(time.monotonic() - state.started, 3)
-            log.info("voice %s ready after %.1f s", voice or "(any)", state.ready_after_s)
+            log.info("voice(s) %s ready after %.1f s", label, state.ready_after_s)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported by /livez, the process stays up to say so
@@ -105,8 +127,16 @@ def create_model_app(
     async def readyz() -> Response:
         if state.phase != "ready":
             return JSONResponse({"ready": False, "phase": state.phase}, status_code=503)
-        return JSONResponse({"ready": True, "voice": voice, "sampleRate": state.sample_rate,
+        return JSONResponse({"ready": True, "voice": served[0] if served else None, "voices": served,
+                             "sampleRate": state.sample_rate, "sampleRates": state.sample_rates,
                              "readyAfterSeconds": state.ready_after_s})
+
+    def not_served(name: str) -> Response:
+        return JSONResponse(
+            {"error": f"voice {name} is not served here (this service serves {label})", "voice": name,
+             "served": served},
+            status_code=400,
+        )
 
     @app.get("/stats")
     async def stats() -> Response:
@@ -120,12 +150,16 @@ def create_model_app(
         if state.phase != "ready" or state.batcher is None:
             return _error(503, "model not ready")
         try:
-            text = json.loads(await request.body())["text"]
-            if not isinstance(text, str):
+            body = json.loads(await request.body())
+            text, name = body["text"], body.get("voice")
+            if not isinstance(text, str) or not isinstance(name, str | None):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
-            return _error(400, "body must be {\"text\": \"...\"}")
-        phonemes = await asyncio.to_thread(state.batcher.engine.phonemize, text)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return _error(400, "body must be {\"text\": \"...\", \"voice\": \"...\" (optional)}")
+        engine = state.batcher.engine_for(name)
+        if engine is None:
+            return not_served(name)
+        phonemes = await asyncio.to_thread(engine.phonemize, text)
         return JSONResponse({"phonemes": phonemes})
 
     @app.post("/invocations", response_model=None)
@@ -136,20 +170,22 @@ def create_model_app(
             return _error(400, str(exc) if isinstance(exc, wire.WireError) else "body must be JSON")
         if state.phase != "ready" or state.batcher is None:
             return _error(503, "model not ready")
-        if voice is not None and req.voice is not None and req.voice != voice:
-            return _error(400, f"voice {req.voice} is not served here (this service serves {voice})")
+        engine = state.batcher.engine_for(req.voice)
+        if engine is None:
+            return not_served(req.voice or "")
+        name = req.voice or (served[0] if served else None)
         ipa = req.input == "ipa"
-        if ipa and not callable(getattr(state.batcher.engine, "synthesize_phonemes", None)):
-            return _error(400, f"voice {voice} does not take phonemes")
+        if ipa and not callable(getattr(engine, "synthesize_phonemes", None)):
+            return _error(400, f"voice {name} does not take phonemes")
         options = SynthesisOptions(length_scale=req.length_scale, noise_scale=req.noise_scale, noise_w=req.noise_w)
-        futures = state.batcher.submit(req.sentences, options, ipa=ipa)
+        futures = state.batcher.submit(req.sentences, options, ipa=ipa, voice=req.voice)
         try:
             first = await futures[0]
         except Exception as exc:  # noqa: BLE001 - nothing sent yet: a plain 500
             _cancel(futures)
             return _error(500, f"inference failed: {exc}")
         head = wire.header_frame(sample_rate=first[0].sample_rate, encoding=req.encoding,
-                                 sentences=len(req.sentences), voice=voice)
+                                 sentences=len(req.sentences), voice=name)
 
         async def frames() -> AsyncIterator[bytes]:
             batches = [first[1]]
@@ -170,6 +206,22 @@ def create_model_app(
         return StreamingResponse(frames(), media_type=wire.MEDIA_TYPE)
 
     return app
+
+
+async def _warm_up(batcher: Batcher, engines: list[Engine], text: str) -> None:
+    """One synthesis per kind of engine (kernel selection, the model's first pass), and the
+    phonemizer of every voice: a lineup of Kokoro voices warms one model, not thirty."""
+    kinds: set[type] = set()
+    seen: set[int] = set()
+    for engine in engines:
+        if id(engine) in seen:
+            continue
+        seen.add(id(engine))
+        if type(engine) in kinds:
+            await asyncio.to_thread(engine.phonemize, text)
+        else:
+            kinds.add(type(engine))
+            await batcher.run_direct([text], SynthesisOptions(), engine)
 
 
 def _cancel(futures: list[asyncio.Future[Any]]) -> None:

@@ -8,8 +8,12 @@ sentences. While the inference thread is busy, newcomers queue (the engine can o
 at a time) and form the next batch, which then leaves at once: their window has already passed.
 
 Sentences that ask for different scales cannot share one forward pass (the engine takes one
-``SynthesisOptions`` per call), so a collected batch is split by options; each group is one call
-and counts as one batch. ``window_ms=0`` with ``max_batch=1`` turns batching off.
+``SynthesisOptions`` per call), and sentences for different voices cannot either (a VITS voice
+and a Kokoro voice are different models; two Kokoro voices are one model with different style
+packs, but ``KokoroEngine`` holds one pack), so a collected batch is split by engine, options and
+input kind; each group is one call and counts as one batch. Voice names that share one engine
+(one loaded weights file) share its groups. ``window_ms=0`` with ``max_batch=1`` turns batching
+off.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -57,15 +61,27 @@ class _Item:
     future: asyncio.Future[tuple[AudioChunk, int]]  # (chunk, size of the batch it ran in)
     arrived: float
     ipa: bool = False  # the sentence is phonemes (``engine.synthesize_phonemes``)
+    engine: Engine | None = None  # the voice's engine (None: the default one)
 
 
 class Batcher:
-    """Queue in, one inference thread out. Create, ``start()`` inside the event loop, ``stop()``."""
+    """Queue in, one inference thread out. Create, ``start()`` inside the event loop, ``stop()``.
 
-    def __init__(self, engine: Engine, *, window_ms: float = 5.0, max_batch: int = 16) -> None:
+    ``engine`` is the one voice served, or a mapping of voice names to their engines (the first
+    is the default, for requests that name no voice)."""
+
+    def __init__(
+        self, engine: Engine | Mapping[str, Engine], *, window_ms: float = 5.0, max_batch: int = 16
+    ) -> None:
         if max_batch < 1 or window_ms < 0:
             raise ValueError("max_batch must be at least 1 and window_ms not negative")
-        self.engine = engine
+        self.engines: dict[str, Engine] = {}  # empty: one engine, whatever name a request gives
+        if isinstance(engine, Mapping):
+            if not engine:
+                raise ValueError("a batcher needs at least one engine")
+            self.engines = dict(engine)
+            engine = next(iter(self.engines.values()))
+        self.engine: Engine = engine
         self.window = window_ms / 1000.0
         self.max_batch = max_batch
         self.stats = BatchStats()
@@ -89,26 +105,39 @@ class Batcher:
                     item.future.set_exception(RuntimeError("model service is stopping"))
         self._executor.shutdown(wait=False, cancel_futures=True)
 
+    def engine_for(self, voice: str | None) -> Engine | None:
+        """The engine of ``voice`` (the default for ``None``); ``None`` if it is not served here."""
+        if voice is None or not self.engines:
+            return self.engine
+        return self.engines.get(voice)
+
     def submit(
-        self, sentences: Sequence[str], options: SynthesisOptions, *, ipa: bool = False
+        self, sentences: Sequence[str], options: SynthesisOptions, *, ipa: bool = False, voice: str | None = None
     ) -> list[asyncio.Future[tuple[AudioChunk, int]]]:
         """One future per sentence, resolved with its chunk when its batch has run. With ``ipa``
-        the sentences are phonemes; they batch with other phoneme requests only."""
+        the sentences are phonemes; they batch with other phoneme requests only. ``voice`` picks
+        the engine (``KeyError`` if it is not served); sentences batch with their engine's only."""
         if self._queue is None:
             raise RuntimeError("batcher not started")
+        engine = self.engine_for(voice)
+        if engine is None:
+            raise KeyError(voice)
         loop = asyncio.get_running_loop()
         now = loop.time()
         futures = []
         for sentence in sentences:
             future: asyncio.Future[tuple[AudioChunk, int]] = loop.create_future()
-            self._queue.put_nowait(_Item(sentence, options, future, now, ipa))
+            self._queue.put_nowait(_Item(sentence, options, future, now, ipa, engine))
             futures.append(future)
         return futures
 
-    async def run_direct(self, sentences: Sequence[str], options: SynthesisOptions) -> list[AudioChunk]:
+    async def run_direct(
+        self, sentences: Sequence[str], options: SynthesisOptions, engine: Engine | None = None
+    ) -> list[AudioChunk]:
         """One engine call on the inference thread, outside the queue (the warm-up)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self.engine.synthesize, list(sentences), options)
+        run = (engine or self.engine).synthesize
+        return await loop.run_in_executor(self._executor, run, list(sentences), options)
 
     async def _collect(self) -> None:
         assert self._queue is not None
@@ -132,14 +161,18 @@ class Batcher:
             await self._run(batch)
 
     async def _run(self, batch: list[_Item]) -> None:
-        groups: dict[tuple[SynthesisOptions, bool], list[_Item]] = {}
+        groups: dict[tuple[int, SynthesisOptions, bool], list[_Item]] = {}
+        engines: dict[int, Engine] = {}
         for item in batch:
             if not item.future.cancelled():
-                groups.setdefault((item.options, item.ipa), []).append(item)
+                engine = item.engine or self.engine
+                engines[id(engine)] = engine
+                groups.setdefault((id(engine), item.options, item.ipa), []).append(item)
         loop = asyncio.get_running_loop()
-        for (options, ipa), items in groups.items():
+        for (engine_id, options, ipa), items in groups.items():
             sentences = [item.sentence for item in items]
-            run = self.engine.synthesize_phonemes if ipa else self.engine.synthesize  # type: ignore[attr-defined]
+            engine = engines[engine_id]
+            run = engine.synthesize_phonemes if ipa else engine.synthesize  # type: ignore[attr-defined]
             try:
                 chunks = await loop.run_in_executor(self._executor, run, sentences, options)
                 if len(chunks) != len(items):

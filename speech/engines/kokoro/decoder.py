@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from speech.engines.kokoro.layers import AdaIN1d, AdainResBlk1d, time_mask
+from speech.engines.kokoro.layers import AdaIN1d, AdainResBlk1d, masked, time_mask
 
 STYLE = 128
 SAMPLE_RATE = 24000
@@ -57,17 +57,18 @@ class AdaINResBlock1(nn.Module):
 
     @staticmethod
     def _snake(x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-        return x + (1 / alpha) * torch.sin(alpha * x) ** 2
+        """``x + sin(alpha x)^2 / alpha``, in three passes over ``x``."""
+        return torch.addcmul(x, torch.sin(alpha * x).square_(), alpha.reciprocal())
 
-    def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         for c1, c2, n1, n2, a1, a2 in zip(
             self.convs1, self.convs2, self.adain1, self.adain2, self.alpha1, self.alpha2, strict=True
         ):
             h = self._snake(n1(x, style, mask), a1)
-            h = c1(h * mask)
+            h = c1(masked(h, mask))
             h = self._snake(n2(h, style, mask), a2)
-            h = c2(h * mask)
-            x = (h + x) * mask
+            h = c2(masked(h, mask))
+            x = masked(h.add_(x), mask)
         return x
 
 
@@ -153,10 +154,10 @@ class Generator(nn.Module):
             if i == len(self.ups) - 1:
                 x = F.pad(x, (1, 0), mode="reflect")
                 lengths = lengths + 1
-            mask = time_mask(lengths, x.shape[-1]).to(x.dtype)
+            mask = time_mask(lengths, x.shape[-1])
             source = self.noise_convs[i](har)[..., : x.shape[-1]]
-            source = self.noise_res[i](source * mask, style, mask)
-            x = (x + source) * mask
+            source = self.noise_res[i](masked(source, mask), style, mask)
+            x = masked(x + source, mask)
             blocks = self.resblocks[i * len(RESBLOCK_KERNELS) : (i + 1) * len(RESBLOCK_KERNELS)]
             x = sum(block(x, style, mask) for block in blocks) / len(RESBLOCK_KERNELS)
         x = self.conv_post(F.leaky_relu(x, 0.01)).float()
@@ -184,11 +185,11 @@ class Decoder(nn.Module):
         self, asr: torch.Tensor, f0: torch.Tensor, energy: torch.Tensor, style: torch.Tensor, frames: torch.Tensor
     ) -> list[torch.Tensor]:
         """``asr`` ``[B, 512, F]``, ``f0`` and ``energy`` ``[B, 2F]`` -> a waveform per item."""
-        mask = time_mask(frames, asr.shape[-1]).to(asr.dtype)
-        f0_down = self.F0_conv(f0[:, None].to(asr.dtype)) * mask
-        n_down = self.N_conv(energy[:, None].to(asr.dtype)) * mask
+        mask = time_mask(frames, asr.shape[-1])
+        f0_down = masked(self.F0_conv(f0[:, None].to(asr.dtype)), mask)
+        n_down = masked(self.N_conv(energy[:, None].to(asr.dtype)), mask)
         x = self.encode(torch.cat([asr, f0_down, n_down], dim=1), style, frames)
-        residual = self.asr_res(asr) * mask
+        residual = masked(self.asr_res(asr), mask)
         lengths = frames
         for block in self.decode:
             x = torch.cat([x, residual, f0_down, n_down], dim=1)

@@ -16,32 +16,50 @@ import torch.nn.functional as F
 from torch import nn
 
 
-def time_mask(lengths: torch.Tensor, size: int) -> torch.Tensor:
-    """``[B, 1, T]`` float mask, 1 on each item's valid positions."""
+def time_mask(lengths: torch.Tensor, size: int) -> torch.Tensor | None:
+    """``[B, 1, T]`` float mask, 1 on each item's valid positions; ``None`` when every item fills
+    all ``size`` positions (one item alone, or equal lengths), so that no pass is spent on it."""
+    if bool((lengths == size).all()):
+        return None
     steps = torch.arange(size, device=lengths.device)
     return (steps[None, :] < lengths[:, None]).unsqueeze(1).to(torch.float32)
 
 
-def masked_instance_norm(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """Instance norm over time (no affine), statistics from the valid positions only."""
+def masked(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``x`` with the padding set to zero."""
+    return x if mask is None else x * mask.to(x.dtype)
+
+
+def time_stats(x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and (biased) variance over time, from the valid positions only."""
+    if mask is None:
+        # Two vectorised reductions (the mean and the mean square): several times faster on
+        # CPU than torch.var_mean's Welford loop. These activations' means are within a few
+        # standard deviations of zero, so float32 keeps the variance to ~1e-6 (parity-tested).
+        mean = x.mean(dim=-1, keepdim=True)
+        square = (x * x).mean(dim=-1, keepdim=True)
+        return mean, (square - mean * mean).clamp_(min=0)
     mask = mask.to(x.dtype)
     count = mask.sum(dim=-1, keepdim=True).clamp(min=1)
     mean = (x * mask).sum(dim=-1, keepdim=True) / count
     centred = (x - mean) * mask
-    var = (centred * centred).sum(dim=-1, keepdim=True) / count
-    return centred / torch.sqrt(var + eps)
+    return mean, (centred * centred).sum(dim=-1, keepdim=True) / count
 
 
 class AdaIN1d(nn.Module):
-    """Instance norm whose scale and shift come from the style vector: ``(1 + gamma) * norm + beta``."""
+    """Instance norm whose scale and shift come from the style vector: ``(1 + gamma) * norm + beta``,
+    applied as one fused multiply-add per element."""
 
-    def __init__(self, style_dim: int, channels: int) -> None:
+    def __init__(self, style_dim: int, channels: int, eps: float = 1e-5) -> None:
         super().__init__()
+        self.eps = eps
         self.fc = nn.Linear(style_dim, channels * 2)
 
-    def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         gamma, beta = self.fc(style).unsqueeze(-1).chunk(2, dim=1)
-        return (1 + gamma) * masked_instance_norm(x, mask) + beta
+        mean, var = time_stats(x, mask)
+        scale = (1 + gamma) * torch.rsqrt(var + self.eps)
+        return torch.addcmul(beta - mean * scale, x, scale)
 
 
 class AdaLayerNorm(nn.Module):
@@ -96,15 +114,15 @@ class AdainResBlk1d(nn.Module):
         shortcut = F.interpolate(x, scale_factor=2.0, mode="nearest") if self.upsample else x
         if self.learned_sc:
             shortcut = self.conv1x1(shortcut)
-        h = F.leaky_relu(self.norm1(x, style, mask), 0.2)
+        h = F.leaky_relu(self.norm1(x, style, mask), 0.2, inplace=True)
         if self.upsample:
-            h = self.pool(h * mask)
+            h = self.pool(masked(h, mask))
             lengths = lengths * 2
             mask = time_mask(lengths, h.shape[-1])
-        h = self.conv1(h * mask)
-        h = F.leaky_relu(self.norm2(h, style, mask), 0.2)
-        h = self.conv2(h * mask)
-        return (h + shortcut) * mask / math.sqrt(2)
+        h = self.conv1(masked(h, mask))
+        h = F.leaky_relu(self.norm2(h, style, mask), 0.2, inplace=True)
+        h = self.conv2(masked(h, mask))
+        return masked((h + shortcut).mul_(1 / math.sqrt(2)), mask)
 
 
 def packed_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -50,6 +50,41 @@ class KokoroModel(nn.Module):
         self.decoder_dtype = dtype
         self.decoder.to(dtype or torch.float32)
 
+    def quantize_dynamic(self) -> None:
+        """The CPU fast path: every convolution but the last as int8, activations quantized on
+        the fly per call, as the shipped onnxruntime graph runs (weights per output channel,
+        which keeps more of the original than the graph's per-tensor int8).
+
+        Activation scales are taken over the whole input, so a padded batch would change an
+        item's audio: int8 engines run one item per forward pass."""
+        from torch.ao.nn.quantized.dynamic import Conv1d as DynamicConv1d
+
+        def convert(parent: nn.Module) -> None:
+            for name, child in parent.named_children():
+                if type(child) is nn.Conv1d and child is not self.decoder.generator.conv_post:
+                    q = DynamicConv1d(
+                        child.in_channels,
+                        child.out_channels,
+                        child.kernel_size[0],
+                        stride=child.stride[0],
+                        padding=child.padding[0],
+                        dilation=child.dilation[0],
+                        groups=child.groups,
+                        bias=child.bias is not None,
+                    )
+                    weight = child.weight.detach().float()
+                    scales = weight.abs().amax(dim=(1, 2)).clamp(min=1e-12) / 127
+                    zero = torch.zeros_like(scales, dtype=torch.long)
+                    q.set_weight_bias(
+                        torch.quantize_per_channel(weight, scales.double(), zero, 0, torch.qint8),
+                        None if child.bias is None else child.bias.detach().float(),
+                    )
+                    setattr(parent, name, q)
+                else:
+                    convert(child)
+
+        convert(self)
+
     @property
     def device(self) -> torch.device:
         return self.bert_encoder.weight.device

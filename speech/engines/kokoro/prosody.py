@@ -13,7 +13,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from speech.engines.kokoro.layers import AdainResBlk1d, AdaLayerNorm, ChannelLayerNorm, packed_lstm, time_mask
+from speech.engines.kokoro.layers import (
+    AdainResBlk1d,
+    AdaLayerNorm,
+    ChannelLayerNorm,
+    masked,
+    packed_lstm,
+    time_mask,
+)
 
 STYLE = 128
 HIDDEN = 512
@@ -34,12 +41,13 @@ class DurationEncoder(nn.Module):
 
     def forward(self, x: torch.Tensor, style: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``x`` ``[B, T, 512]`` -> ``[B, T, 640]`` (features with the style appended)."""
-        mask = time_mask(lengths, x.shape[1]).transpose(1, 2)  # [B, T, 1]
+        mask = time_mask(lengths, x.shape[1])
+        mask = None if mask is None else mask.transpose(1, 2)  # [B, T, 1]
         styles = style[:, None, :].expand(-1, x.shape[1], -1)
-        x = torch.cat([x, styles], dim=-1) * mask
+        x = masked(torch.cat([x, styles], dim=-1), mask)
         for block in self.lstms:
             if isinstance(block, AdaLayerNorm):
-                x = torch.cat([block(x, style), styles], dim=-1) * mask
+                x = masked(torch.cat([block(x, style), styles], dim=-1), mask)
             else:
                 x = packed_lstm(block, x, lengths)
         return x
@@ -83,7 +91,8 @@ class ProsodyPredictor(nn.Module):
         x = packed_lstm(self.lstm, d, lengths)
         raw = torch.sigmoid(self.duration_proj(x)).sum(dim=-1) / speed[:, None]
         frames = torch.round(raw).clamp(min=1).long()
-        return frames * time_mask(lengths, d.shape[1])[:, 0].long()
+        mask = time_mask(lengths, d.shape[1])
+        return frames if mask is None else frames * mask[:, 0].long()
 
     def curves(
         self, en: torch.Tensor, style: torch.Tensor, frames: torch.Tensor
@@ -97,7 +106,7 @@ class ProsodyPredictor(nn.Module):
                 h = block(h, style, lengths)
                 if block.upsample:
                     lengths = lengths * 2
-            curves.append(proj(h)[:, 0] * time_mask(lengths, h.shape[-1])[:, 0])
+            curves.append(masked(proj(h), time_mask(lengths, h.shape[-1]))[:, 0])
         return curves[0], curves[1]
 
 
@@ -116,8 +125,8 @@ class TextEncoder(nn.Module):
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``[B, T]`` ids -> ``[B, 512, T]``, zero past each item's end."""
         mask = time_mask(lengths, ids.shape[1])
-        x = self.embedding(ids).transpose(1, 2) * mask
+        x = masked(self.embedding(ids).transpose(1, 2), mask)
         for block in self.cnn:
-            x = F.leaky_relu(block(x), 0.2) * mask
+            x = masked(F.leaky_relu(block(x), 0.2), mask)
         x = packed_lstm(self.lstm, x.transpose(1, 2), lengths).transpose(1, 2)
-        return x * mask
+        return masked(x, mask)

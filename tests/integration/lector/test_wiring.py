@@ -53,3 +53,38 @@ def test_a_voice_from_the_object_store_via_an_operator_catalog(s3_store, s3_serv
     fetched = sorted(p.name for p in (tmp_path / "data" / "voices").rglob("*") if p.is_file())
     assert fetched == ["en_US-jonas.onnx", "en_US-jonas.onnx.json"]
     assert "jonas" not in [v.speaker for v in Catalog.load().voices_of("mistv3", "en")]  # shipped one untouched
+
+
+def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> None:
+    """The cloud facade's wiring with ``MODEL_URL``: a Kokoro voice is synthesized (and
+    phonemized) by the model service, loaded as ``lector model-server --voice julien`` loads it;
+    the formant fallback of the same language stays in-process."""
+    import httpx
+
+    from facade.app import _cloud_synthesizer
+    from lector.commands.model_server import engine_factories
+    from speech.engines.kokoro.phonemes import VOCAB
+    from tests.support.servers import ServerThread, wait_until
+    from workers.model_server import create_model_app
+
+    settings = Settings(data_dir=tmp_path / "data", device="cpu", torch_threads=1)
+    server = ServerThread(create_model_app(voices=engine_factories(settings, "julien"))).start()
+    try:
+        assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=180)
+        cloud = Settings(data_dir=tmp_path / "data", device="cpu", torch_threads=1,
+                         model_url=server.url + "/invocations")
+        synthesizer = _cloud_synthesizer(cloud, build_synthesizer)
+        catalog = Catalog.load()
+        julien, lucien = catalog.resolve("mistv3", "julien", "fr"), catalog.resolve("mistv3", "lucien", "fr")
+        items = httpx.get(server.url + "/stats").json()["items"]
+        chunk = synthesizer.synthesize(julien, ["Bonjour."], Controls(model_id="mistv3"))[0]
+        assert chunk.sample_rate == 24000 and 0.3 < chunk.duration < 3.0
+        assert [w.word.strip(".") for w in chunk.words] == ["Bonjour"] and chunk.words[0].end <= chunk.duration + 0.05
+        assert httpx.get(server.url + "/stats").json()["items"] == items + 1
+        phonemes = synthesizer.phonemize(julien, "Bonjour")
+        assert "bɔ̃ʒˈuʁ" in phonemes and set(phonemes) - {" "} <= set(VOCAB)
+        assert synthesizer.synthesize(lucien, ["Bonjour."], Controls(model_id="mistv3"))[0].duration > 0.3
+        assert httpx.get(server.url + "/stats").json()["items"] == items + 1  # eSpeak NG: in-process
+        synthesizer.close()
+    finally:
+        server.close()

@@ -29,5 +29,7 @@ def test_model_url_routes_neural_voices_to_the_model_service() -> None:
     assert isinstance(synthesizer, RemoteSynthesizer)
     catalog = Catalog.load()
     assert synthesizer._remote_voice(catalog.resolve("mistv3", "joe", "en"))
+    assert synthesizer._remote_voice(catalog.resolve("mistv3", "julien", "fr"))  # Kokoro: neural too
+    assert synthesizer._remote_voice(catalog.resolve("coda", "owen", "en"))
     assert not synthesizer._remote_voice(catalog.resolve("mistv3", "walter", "en"))  # formant: stays local
     synthesizer.close()

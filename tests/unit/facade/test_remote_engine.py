@@ -54,8 +54,9 @@ def test_cloud_split_keeps_formant_voices_local(tone: tuple[ServerThread, ToneEn
     synthesizer = remote_synthesizer(server.url + "/invocations", local=Synthesizer(lambda voice: local_engine))
     engine.calls.clear()
     synthesizer.synthesize(FakeVoice("tone", engine="vits"), ["to the GPU host."])
+    synthesizer.synthesize(FakeVoice("tone", engine="kokoro"), ["Kokoro too."])
     synthesizer.synthesize(FakeVoice("walter", engine="espeak"), ["in process."])
-    assert [c[0] for c in engine.calls] == [["to the GPU host."]]
+    assert [c[0] for c in engine.calls] == [["to the GPU host."], ["Kokoro too."]]
     assert [c[0] for c in local_engine.calls] == [["in process."]]
     assert synthesizer.engine(FakeVoice("walter", engine="espeak")) is local_engine
 

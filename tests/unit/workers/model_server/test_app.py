@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from facade.remote_engine import ModelUnavailable, RemoteEngine
+from facade.remote_engine import ModelUnavailable, RemoteEngine, VoiceNotServed
 from speech.types import SynthesisOptions
 from tests.support.fake_engine import ToneEngine
 from tests.support.servers import ServerThread, wait_until
@@ -75,8 +75,11 @@ def test_refusals(tone_service) -> None:  # type: ignore[no-untyped-def]
     assert httpx.post(url, json={"sentences": "Hi"}).status_code == 400
     wrong = httpx.post(url, json={"sentences": ["Hi."], "voice": "someone-else"})
     assert wrong.status_code == 400 and "not served here" in wrong.json()["error"]
-    with pytest.raises(ModelUnavailable, match="not served here"):
+    assert wrong.json()["voice"] == "someone-else" and wrong.json()["served"] == ["tone"]
+    with pytest.raises(VoiceNotServed, match="someone-else is not served .* serves tone"):
         RemoteEngine(url, voice="someone-else").synthesize(["Hi."])
+    with pytest.raises(VoiceNotServed):
+        RemoteEngine(url, voice="someone-else").phonemize("Hi.")
     assert httpx.post(url, json={"sentences": ["boom."]}).status_code == 500
 
 
@@ -105,3 +108,38 @@ def test_a_down_service_fails_fast_and_recovery_needs_nothing() -> None:
     with server:
         assert wait_until(remote.ready, timeout=10)
         assert remote.synthesize(["Back again."])[0].text == "Back again."
+
+
+def test_one_service_serves_several_voices_each_by_its_own_engine() -> None:
+    """A lineup in one service (Kokoro voices share one model): each request reaches its voice's
+    engine, a batch never mixes engines, and a voice outside the lineup is a 400."""
+
+    class SlowTone(ToneEngine):
+        sample_rate = 24000
+
+    high, low = ToneEngine(delay_s=0.02), SlowTone(delay_s=0.02)
+    app = create_model_app(voices={"high": lambda: high, "low": lambda: low}, window_ms=40, max_batch=16)
+    with ServerThread(app) as server:
+        assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=10)
+        ready = httpx.get(server.url + "/readyz").json()
+        assert ready["voices"] == ["high", "low"] and ready["sampleRates"] == {"high": 16000, "low": 24000}
+        assert len(high.calls) == 1 and len(low.calls) == 1  # each kind of engine warmed once
+        high.calls.clear()
+        low.calls.clear()
+        url = server.url + "/invocations"
+        remotes = {name: RemoteEngine(url, voice=name) for name in ("high", "low")}
+        assert remotes["low"].sample_rate == 24000 and remotes["high"].sample_rate == 16000
+        jobs = [("high" if i % 2 else "low", f"{'high' if i % 2 else 'low'} {i}.") for i in range(12)]
+        with concurrent.futures.ThreadPoolExecutor(12) as pool:
+            results = list(pool.map(lambda job: remotes[job[0]].synthesize([job[1]]), jobs))
+        assert [r[0].text for r in results] == [text for _, text in jobs]
+        assert all(r[0].sample_rate == (16000 if name == "high" else 24000) for r, (name, _) in zip(results, jobs, strict=True))
+        for engine, name in ((high, "high"), (low, "low")):
+            said = [s for sentences, _ in engine.calls for s in sentences]
+            assert sorted(said) == sorted(text for n, text in jobs if n == name)  # nothing crossed over
+        assert len(high.calls) + len(low.calls) < 12  # still batched, per voice
+        assert remotes["low"].phonemize("ABC") == "abc"
+        default = httpx.post(url, json={"sentences": ["no voice named."]})
+        assert default.status_code == 200 and high.calls[-1][0] == ["no voice named."]  # the first voice
+        with pytest.raises(VoiceNotServed, match="serves high, low"):
+            RemoteEngine(url, voice="joe").synthesize(["Hi."])

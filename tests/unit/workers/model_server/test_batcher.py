@@ -141,3 +141,25 @@ async def test_phoneme_requests_batch_apart_and_reach_synthesize_phonemes() -> N
     assert [sentences for sentences, _ in engine.calls if "plain words one." in sentences] == [
         ["plain words one.", "plain words two."]
     ]
+
+
+async def test_voices_batch_apart_each_on_its_own_engine() -> None:
+    first, second = ToneEngine(delay_s=0.01), ToneEngine(delay_s=0.01)
+    batcher = Batcher({"a": first, "b": second, "b-alias": second}, window_ms=50, max_batch=16)
+    batcher.start()
+    try:
+        futures = [
+            *batcher.submit(["a one.", "a two."], SynthesisOptions(), voice="a"),
+            *batcher.submit(["b one."], SynthesisOptions(), voice="b"),
+            *batcher.submit(["b two."], SynthesisOptions(), voice="b-alias"),
+            *batcher.submit(["default."], SynthesisOptions()),
+        ]
+        results = await asyncio.gather(*futures)
+        with pytest.raises(KeyError):
+            batcher.submit(["nobody."], SynthesisOptions(), voice="c")
+    finally:
+        await batcher.stop()
+    assert [chunk.text for chunk, _ in results] == ["a one.", "a two.", "b one.", "b two.", "default."]
+    assert [sentences for sentences, _ in first.calls] == [["a one.", "a two.", "default."]]
+    assert [sentences for sentences, _ in second.calls] == [["b one.", "b two."]]  # names sharing an engine batch
+    assert batcher.engine_for("c") is None and batcher.engine_for(None) is first
