@@ -42,7 +42,11 @@ class Settings(BaseSettings):
     # Synthesis
     torch_threads: int = 0  # 0: every core
     device: str = "auto"  # auto, cpu, cuda
-    engine_dtype: Literal["float32", "bfloat16"] = Field("float32", description="neural decoder precision: float32, or bfloat16 on GPUs")
+    engine_dtype: Literal["auto", "float32", "bfloat16", "int8"] = Field(
+        "auto",
+        description="neural precision: auto (VITS float32; Kokoro int8 convolutions on CPU, float32 on GPUs), "
+        "float32, bfloat16 (GPUs), int8 (Kokoro on CPU)",
+    )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: str | None = Field(None, validation_alias="MODEL_URL")
 

@@ -59,6 +59,8 @@ def _vits(
     from speech.engines.vits import VitsEngine
 
     model, config = voice_files(voice.weights, fetch)
+    # VITS has no int8 path: "auto" and "int8" (Kokoro's CPU precision) mean float32 here.
+    dtype = "float32" if dtype in ("auto", "int8") else dtype
     return VitsEngine.load(model, config, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype)
 
 

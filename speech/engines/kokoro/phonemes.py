@@ -336,6 +336,10 @@ def to_kokoro(ipa: str, lang: str) -> str:
     else:
         if code == "ar":
             text = _AR_DOT_RE.sub(lambda m: "ɑ" if m.group(1) == "a" else m.group(1), text)
+            # Kokoro learned ʔ as Japanese sokuon (a held closure), and Whisper base hears it as
+            # ت: leaving hamza and ʿain out took Arabic's character error from 0.48 to 0.37.
+            text = text.replace("ʔ", "").replace("ʕ", "").replace("ʢ", "").replace("ʡ", "")
+
         elif code == "hi":
             text = _HI_DOT_RE.sub(lambda m: "ɽʰ" if m.group(1) else "ɽ", text)
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)
