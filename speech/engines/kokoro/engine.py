@@ -22,7 +22,14 @@ import numpy as np
 import torch
 
 from speech.engines.kokoro.model import SAMPLES_PER_FRAME, KokoroModel
-from speech.engines.kokoro.phonemes import MAX_TOKENS, VOCAB, KokoroPhonemizer, char_id_positions, token_ids
+from speech.engines.kokoro.phonemes import (
+    MAX_TOKENS,
+    VOCAB,
+    KokoroPhonemizer,
+    char_id_positions,
+    char_owners,
+    token_ids,
+)
 from speech.engines.kokoro.weights import load_state_dict, model_file
 from speech.engines.vits.timing import word_timings
 from speech.errors import EngineError, SpeechError
@@ -199,33 +206,41 @@ class KokoroEngine:
     # -- internals ------------------------------------------------------------------------
 
     def _pieces(self, index: int, text: str, phonemes: str, words: list[tuple[str, str]]) -> list[_Piece]:
-        """Cut ``phonemes`` between words into utterances of at most ``MAX_TOKENS`` tokens."""
+        """Cut ``phonemes`` between words into utterances of at most ``MAX_TOKENS`` tokens; each
+        piece keeps the words whose phonemes it holds."""
         ids, sources = token_ids(phonemes)
         if not ids:
             return []
         if len(ids) <= MAX_TOKENS:
             return [_Piece(index, text, phonemes, ids, char_id_positions(sources, len(phonemes)), words)]
+        owners = char_owners(phonemes, [p for _, p in words])
         pieces = []
         start = 0
         while start < len(phonemes):
-            end = len(phonemes)
-            if len(token_ids(phonemes[start:end])[0]) > MAX_TOKENS:
-                # The last space that keeps the piece within the limit (or a hard cut).
-                limit = start
-                count = 0
-                for k in range(start, len(phonemes)):
-                    count += phonemes[k] in VOCAB
-                    if count > MAX_TOKENS:
-                        break
-                    limit = k + 1
+            count = 0
+            limit = start
+            for k in range(start, len(phonemes)):
+                count += phonemes[k] in VOCAB
+                if count > MAX_TOKENS:
+                    break
+                limit = k + 1
+            end = limit
+            if limit < len(phonemes):  # cut at the last space inside the limit, if there is one
                 space = phonemes.rfind(" ", start, limit)
                 end = space + 1 if space > start else limit
             part = phonemes[start:end].strip()
             part_ids, part_sources = token_ids(part)
             if part_ids:
-                part_words = [(w, p) for w, p in words if p and p in part]
+                held = sorted({owners[k] for k in range(start, end) if owners[k] >= 0})
                 pieces.append(
-                    _Piece(index, text, part, part_ids, char_id_positions(part_sources, len(part)), part_words)
+                    _Piece(
+                        index,
+                        text,
+                        part,
+                        part_ids,
+                        char_id_positions(part_sources, len(part)),
+                        [words[w] for w in held],
+                    )
                 )
             start = end
         return pieces

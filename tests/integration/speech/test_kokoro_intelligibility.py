@@ -12,8 +12,9 @@ packs, all trained on Japanese speech: measured on this machine, French 0.18 (el
 shipped graph with the same phonemes (the implementation is parity-tested; the gap is the
 voices'). For those three the test holds the measured level, with room for Whisper's
 variance, so that a regression still fails it; README and the issue say the target is not met.
-``KOKORO_ASR_VOICES=all`` checks every coda voice instead of the lineup's first female and
-first male voice.
+By default each language's first Kokoro voice in `coda` is checked (a female voice; the
+table in the issue note covers the male ones too): ``KOKORO_ASR_VOICES=pairs`` adds the first
+male voice, ``all`` checks every coda voice.
 """
 
 from __future__ import annotations
@@ -38,16 +39,19 @@ LIMITS = {**TARGET, **SHORTFALL}
 
 
 def _voices() -> list[tuple[str, str]]:
-    """(lang, speaker): per language the first female and first male Kokoro voice of coda."""
+    """(lang, speaker): per language the coda voices to check (see the module docstring)."""
     catalog = Catalog.load()
+    which = os.environ.get("KOKORO_ASR_VOICES", "first")
     chosen: list[tuple[str, str]] = []
     for lang in SUPPORTED:
         lineup = [v for v in catalog.voices_of("coda", lang) if v.engine == "kokoro"]
-        if os.environ.get("KOKORO_ASR_VOICES") == "all":
+        if which == "all":
             chosen += [(lang, v.speaker) for v in lineup]
-            continue
-        for gender in ("Female", "Male"):
-            chosen += [(lang, v.speaker) for v in lineup if v.gender == gender][:1]
+        elif which == "pairs":
+            for gender in ("Female", "Male"):
+                chosen += [(lang, v.speaker) for v in lineup if v.gender == gender][:1]
+        else:
+            chosen.append((lang, lineup[0].speaker))
     return chosen
 
 
