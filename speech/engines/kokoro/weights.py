@@ -223,11 +223,13 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
 
 
 def load_state_dict(path: str | Path, cache_dir: str | Path | None = None) -> dict[str, torch.Tensor]:
-    """``read_state_dict`` through a safetensors cache keyed by the graph's sha256."""
+    """``read_state_dict`` through a safetensors cache keyed by the graph's sha256 (in
+    ``cache_dir``, or beside the joined graph): parsing the graph takes seconds, the cache
+    a fraction of one, and every process that speaks Kokoro loads it."""
     from safetensors.torch import load_file, save_file
 
     if cache_dir is None:
-        return read_state_dict(path)
+        cache_dir = Path(path).parent
     digest = expected_sha256()
     cached = Path(cache_dir) / f"kokoro-{digest[:16]}-{_CACHE_VERSION}.safetensors"
     if cached.is_file():

@@ -36,6 +36,9 @@ TARGET = {lang: 0.40 if lang == "ar" else 0.15 for lang in SUPPORTED}
 # Not met yet (see the docstring): the measured level plus margin, a regression guard.
 SHORTFALL = {"fr": 0.50, "nl": 0.25, "ar": 0.60}
 LIMITS = {**TARGET, **SHORTFALL}
+# All three held-out sentences of a language: with two, Hindi (0.125 on three) read 0.155;
+# KOKORO_ASR_SENTENCES=2 is a quicker, noisier look.
+SENTENCES_PER_VOICE = int(os.environ.get("KOKORO_ASR_SENTENCES", "3"))
 
 
 def _voices() -> list[tuple[str, str]]:
@@ -68,7 +71,7 @@ def test_kokoro_voice_is_understood(lang: str, speaker: str) -> None:
     edits = 0.0
     total = 0
     heard_all = []
-    for sentence in sentences(lang):
+    for sentence in sentences(lang)[:SENTENCES_PER_VOICE]:
         audio = _speak(engine, sentence.text, lang)
         heard = transcribe(audio, engine.sample_rate, lang)
         heard_all.append(heard)
