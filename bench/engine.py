@@ -31,6 +31,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bench.rounds import alternate, onnxruntime_session
+
 # Sentences from Jane Austen's Pride and Prejudice (public domain), 22 to 263 characters.
 SENTENCES: tuple[str, ...] = (
     "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.",
@@ -151,13 +153,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         token_budget=args.token_budget,
         max_batch=args.max_batch,
     )
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    options.inter_op_num_threads = 1
-    providers = ["CPUExecutionProvider"]
-    if args.device == "cuda" and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
-        providers.insert(0, "CUDAExecutionProvider")
-    session = onnxruntime.InferenceSession(str(model_path), options, providers=providers)
+    session = onnxruntime_session(str(model_path), args.threads, args.device)
     phonemizer = EspeakPhonemizer()
     config = engine.config
     scales = np.array([config.noise_scale, config.length_scale, config.noise_w], dtype=np.float32)
@@ -214,20 +210,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.device == "cuda":
         lector_batch64(SENTENCES)  # warm-up at the measured shapes (kernels, allocator)
         runs["lector, batch 64 (one call)"] = lector_batch64
-    best: dict[str, float] = {}
-    audio_of: dict[str, float] = {}
-    for round_index in range(args.rounds):
-        for label, run in runs.items():
-            start = time.perf_counter()
-            audio_seconds = run(sentences)
-            elapsed = time.perf_counter() - start
-            rtf = elapsed / audio_seconds
-            best[label] = min(best.get(label, rtf), rtf)
-            audio_of[label] = audio_seconds
-            print(
-                f"round {round_index + 1}  {label:<34} {elapsed:6.2f} s for {audio_seconds:6.1f} s of audio"
-                f"  RTF {rtf:.4f}"
-            )
+    best, audio_of = alternate(runs, sentences, args.rounds)
     rtf_ort, rtf_single, rtf_batched = (best[label] for label in list(runs)[:3])
     if args.device == "cuda":
         # What of the batch-64 call is phonemization alone (on the CPU, one thread, cold word cache).

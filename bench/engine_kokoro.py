@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import platform
 import resource
-import time
 from collections.abc import Sequence
 
 import numpy as np
+
+from bench.rounds import alternate, onnxruntime_session
 
 
 def cpu_model() -> str:
@@ -56,13 +57,7 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
         token_budget=args.token_budget,
         max_batch=args.max_batch,
     )
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    options.inter_op_num_threads = 1
-    providers = ["CPUExecutionProvider"]
-    if args.device == "cuda" and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
-        providers.insert(0, "CUDAExecutionProvider")
-    session = onnxruntime.InferenceSession(str(model_file()), options, providers=providers)
+    session = onnxruntime_session(str(model_file()), args.threads, args.device)
     phonemizer = KokoroPhonemizer("en", "en-us")
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(
@@ -110,22 +105,8 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
         lector_batch64(all_sentences)
         torch.cuda.reset_peak_memory_stats()
         runs["lector, batch 64 (one call)"] = lector_batch64
-    best: dict[str, float] = {}
-    audio_of: dict[str, float] = {}
-    for round_index in range(args.rounds):
-        for label, run in runs.items():
-            if args.device == "cuda":
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-            audio_seconds = run(sentences)
-            elapsed = time.perf_counter() - start
-            rtf = elapsed / audio_seconds
-            best[label] = min(best.get(label, rtf), rtf)
-            audio_of[label] = audio_seconds
-            print(
-                f"round {round_index + 1}  {label:<40} {elapsed:7.2f} s for {audio_seconds:6.1f} s of audio"
-                f"  RTF {rtf:.4f}"
-            )
+    sync = torch.cuda.synchronize if args.device == "cuda" else None
+    best, audio_of = alternate(runs, sentences, args.rounds, sync=sync)
     rtf_ort, rtf_single, rtf_batched = (best[label] for label in list(runs)[:3])
     if "lector, batch 64 (one call)" in best:
         batch64 = f"{1 / best['lector, batch 64 (one call)']:.1f}"

@@ -7,10 +7,23 @@ billing. Batching is the engine's business: callers hand over as many sentences 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+from speech.errors import EngineError, SpeechError
 from speech.types import AudioChunk, SynthesisOptions
+
+
+@contextlib.contextmanager
+def engine_errors(what: str) -> Iterator[None]:
+    """Torch failures leave an engine as ``EngineError`` (our own errors pass through untouched)."""
+    try:
+        yield
+    except SpeechError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+        raise EngineError(f"{what} failed: {exc}") from exc
 
 
 @runtime_checkable

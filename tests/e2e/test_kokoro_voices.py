@@ -30,6 +30,7 @@ from scheduler.objects import chunk_meta_key
 from speech.engines.kokoro.phonemes import VOCAB
 from store.db.session import make_engine
 from tests.support.books import s3_store
+from tests.support.wav import fix_streaming_sizes
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -59,17 +60,8 @@ def _words_fit(words: list[str], start: list[float], end: list[float], seconds: 
     assert all(0.0 <= s < e <= seconds + 0.05 for s, e in zip(start, end, strict=True)), (start, end, seconds)
 
 
-def _fix_streaming_sizes(data: bytes) -> bytes:
-    """A streamed WAV carries 0xFFFFFFFF sizes; Python's wave module wants the real ones."""
-    riff = bytearray(data)
-    riff[4:8] = (len(riff) - 8).to_bytes(4, "little")
-    index = riff.find(b"data")
-    riff[index + 4 : index + 8] = (len(riff) - index - 8).to_bytes(4, "little")
-    return bytes(riff)
-
-
 def _wav(data: bytes) -> tuple[int, np.ndarray]:
-    with wave.open(io.BytesIO(_fix_streaming_sizes(data))) as wav:
+    with wave.open(io.BytesIO(fix_streaming_sizes(data))) as wav:
         assert wav.getsampwidth() == 2 and wav.getnchannels() == 1
         rate = wav.getframerate()
         pcm = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2")

@@ -21,6 +21,7 @@ from sqlalchemy import text
 
 from scheduler.webhooks import SIGNATURE_HEADER, verify
 from store.db.session import make_engine
+from tests.support.wav import fix_streaming_sizes
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -67,7 +68,7 @@ def test_streaming_wav_first_bytes_before_last_sentence(stack, api_key: str) -> 
     # Five sentences are synthesized one after another: the first audio must arrive well before the end.
     assert len(arrivals) >= 5
     assert first < last * 0.4, arrivals  # the first of five sentences, not two
-    with wave.open(io.BytesIO(_fix_streaming_sizes(bytes(body)))) as wav:
+    with wave.open(io.BytesIO(fix_streaming_sizes(bytes(body)))) as wav:
         assert wav.getframerate() == 16000
         assert wav.getsampwidth() == 2
         seconds = wav.getnframes() / wav.getframerate()
@@ -179,10 +180,3 @@ def _account_secret(pg_url: str, key: str) -> str:
     return str(secret)
 
 
-def _fix_streaming_sizes(data: bytes) -> bytes:
-    """A streamed WAV carries 0xFFFFFFFF sizes; Python's wave module wants the real ones."""
-    riff = bytearray(data)
-    riff[4:8] = (len(riff) - 8).to_bytes(4, "little")
-    index = riff.find(b"data")
-    riff[index + 4 : index + 8] = (len(riff) - index - 8).to_bytes(4, "little")
-    return bytes(riff)

@@ -12,7 +12,6 @@ lineup of thirty voices costs thirty 510x256 style packs, not thirty models.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from speech.engines.base import engine_errors
 from speech.engines.kokoro.model import SAMPLES_PER_FRAME, KokoroModel
 from speech.engines.kokoro.phonemes import (
     MAX_TOKENS,
@@ -32,7 +32,7 @@ from speech.engines.kokoro.phonemes import (
 )
 from speech.engines.kokoro.weights import load_state_dict, model_file
 from speech.engines.vits.timing import word_timings
-from speech.errors import EngineError, SpeechError
+from speech.errors import EngineError
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
 SAMPLE_RATE = 24000
@@ -88,7 +88,7 @@ def shared_model(device: str = "cpu", dtype: str = "float32", cache_dir: str | P
     with _models_lock:
         shared = _models.get(key)
         if shared is None:
-            with _engine_errors("loading Kokoro"):
+            with engine_errors("loading Kokoro"):
                 model = KokoroModel()
                 model.load_state_dict(load_state_dict(model_file(cache_dir), cache_dir), strict=True)
                 model.eval().to(target)
@@ -98,17 +98,6 @@ def shared_model(device: str = "cpu", dtype: str = "float32", cache_dir: str | P
             shared = _Shared(model, threading.Lock())
             _models[key] = shared
         return shared
-
-
-@contextlib.contextmanager
-def _engine_errors(what: str) -> Iterator[None]:
-    """Torch failures leave as ``EngineError`` (our own errors pass through untouched)."""
-    try:
-        yield
-    except SpeechError:
-        raise
-    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
-        raise EngineError(f"{what} failed: {exc}") from exc
 
 
 def _as_pack(pack: np.ndarray) -> torch.Tensor:
@@ -291,7 +280,7 @@ class KokoroEngine:
         rows = [min(len(piece.ids), self.pack.shape[0]) - 1 for piece in batch]
         styles = self.pack[rows]
         speeds = torch.full((len(batch),), speed, dtype=torch.float32)
-        with self._shared.lock, _engine_errors("Kokoro synthesis"), torch.inference_mode():
+        with self._shared.lock, engine_errors("Kokoro synthesis"), torch.inference_mode():
             out = self.model([[0, *piece.ids, 0] for piece in batch], styles, speeds)
             audio = [a.cpu().numpy() for a in out.audio]
             durations = [d.float().cpu().numpy() for d in out.durations]

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from speech.engines.vits import layers as vits_layers
+
 
 def time_mask(lengths: torch.Tensor, size: int) -> torch.Tensor | None:
     """``[B, 1, T]`` float mask, 1 on each item's valid positions; ``None`` when every item fills
@@ -76,19 +78,12 @@ class AdaLayerNorm(nn.Module):
         return (1 + gamma) * F.layer_norm(x, (self.channels,), eps=self.eps) + beta
 
 
-class ChannelLayerNorm(nn.Module):
-    """Layer norm over the channels of a ``[B, C, T]`` tensor (StyleTTS2 names its weights gamma/beta)."""
-
-    def __init__(self, channels: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.channels = channels
-        self.eps = eps
-        self.gamma = nn.Parameter(torch.ones(channels))
-        self.beta = nn.Parameter(torch.zeros(channels))
+class ChannelLayerNorm(vits_layers.ChannelLayerNorm):
+    """VITS's channel layer norm (weights gamma and beta, as StyleTTS2 names them too) over the
+    channels of a ``[B, C, T]`` tensor."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.layer_norm(x.transpose(1, -1), (self.channels,), self.gamma, self.beta, self.eps)
-        return y.transpose(1, -1)
+        return super().forward(x.transpose(1, -1)).transpose(1, -1)
 
 
 class AdainResBlk1d(nn.Module):

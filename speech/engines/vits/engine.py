@@ -10,7 +10,6 @@ durations (``timing.py``).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
@@ -22,11 +21,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from speech.engines.base import engine_errors
 from speech.engines.vits.config import ModelShape, VoiceConfig
 from speech.engines.vits.model import VitsModel
 from speech.engines.vits.onnx_weights import load_voice_weights
 from speech.engines.vits.timing import word_timings
-from speech.errors import EngineError, SpeechError
+from speech.errors import EngineError
 from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
 from speech.types import AudioChunk, SynthesisOptions
 
@@ -66,17 +66,6 @@ def _usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-@contextlib.contextmanager
-def _engine_errors(what: str) -> Iterator[None]:
-    """Torch failures leave as ``EngineError`` (our own errors pass through untouched)."""
-    try:
-        yield
-    except SpeechError:
-        raise
-    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
-        raise EngineError(f"{what} failed: {exc}") from exc
 
 
 class VitsEngine:
@@ -141,7 +130,7 @@ class VitsEngine:
             torch.set_num_threads(1)
         elif threads > 0:
             torch.set_num_threads(threads)
-        with _engine_errors("loading the voice"):
+        with engine_errors("loading the voice"):
             target = torch.device(device)
             if target.type == "cuda" and not torch.cuda.is_available():
                 raise EngineError("device 'cuda' requested but CUDA is not available")
@@ -249,7 +238,7 @@ class VitsEngine:
     def _run(
         self, batch: list[_Item], noise_scale: float, length_scale: float, noise_w: float
     ) -> list[AudioChunk]:
-        with self._lock, _engine_errors("synthesis"), torch.inference_mode():
+        with self._lock, engine_errors("synthesis"), torch.inference_mode():
             out = self.model(
                 [item.ids for item in batch],
                 noise_scale,
