@@ -40,8 +40,10 @@ SECONDS_PER_FRAME = SAMPLES_PER_FRAME / SAMPLE_RATE
 _DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16, "int8": None}
 DTYPES = (*_DTYPES, "auto")
 # Padded tokens and items per forward pass. On CPU an item's work is already large and padding
-# is pure waste, so batches stay small; on GPU large batches keep the device busy.
-CPU_TOKEN_BUDGET, CPU_MAX_BATCH = 1024, 4
+# is pure waste: float32 batches of four ran at RTF 1.14 against 0.69 one by one (bench.engine
+# --engine kokoro --quick --dtype float32, 2 vCPUs), so CPU passes hold one item. On GPU large
+# batches keep the device busy.
+CPU_TOKEN_BUDGET, CPU_MAX_BATCH = 1024, 1
 GPU_TOKEN_BUDGET, GPU_MAX_BATCH = 16384, 64
 _STAND_IN = "\ua794"  # a letter with no decomposition, standing in for ç while aligning words
 
