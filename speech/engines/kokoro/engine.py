@@ -31,7 +31,7 @@ from speech.engines.kokoro.phonemes import (
     token_ids,
 )
 from speech.engines.kokoro.weights import load_state_dict, model_file
-from speech.engines.vits.timing import word_timings
+from speech.engines.timing import word_timings
 from speech.errors import EngineError
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 

@@ -381,11 +381,11 @@ def char_id_positions(sources: Sequence[int], length: int, offset: int = 1) -> l
 def char_owners(sentence: str, word_phonemes: Sequence[str]) -> list[int]:
     """For each character of ``sentence`` (Kokoro phonemes), the index of its word, or -1.
 
-    The VITS aligner (``speech.engines.vits.timing.char_owners``), which decomposes the word
+    The shared aligner (``speech.engines.timing.char_owners``), which decomposes the word
     strings: ``ç`` is swapped for a letter without a decomposition in both, so that it still
     matches, and the sentence keeps its length.
     """
-    from speech.engines.vits.timing import char_owners as _owners
+    from speech.engines.timing import char_owners as _owners
 
     stand_in = "\ua794"  # LATIN SMALL LETTER C WITH PALATAL HOOK: a letter with no decomposition
     return _owners(sentence.replace("ç", stand_in), [w.replace("ç", stand_in) for w in word_phonemes])

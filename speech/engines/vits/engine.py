@@ -22,10 +22,10 @@ import numpy as np
 import torch
 
 from speech.engines.base import engine_errors
+from speech.engines.timing import word_timings
 from speech.engines.vits.config import ModelShape, VoiceConfig
 from speech.engines.vits.model import VitsModel
 from speech.engines.vits.onnx_weights import load_voice_weights
-from speech.engines.vits.timing import word_timings
 from speech.errors import EngineError
 from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
 from speech.types import AudioChunk, SynthesisOptions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from speech.engines.vits.timing import char_owners, word_timings
+from speech.engines.timing import char_owners, word_timings
 
 
 def test_merged_words_are_split_between_their_letters() -> None:
