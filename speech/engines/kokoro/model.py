@@ -46,9 +46,13 @@ class KokoroModel(nn.Module):
         self.decoder_dtype: torch.dtype | None = None
 
     def set_decoder_dtype(self, dtype: torch.dtype | None) -> None:
-        """Run the decoder (most of the work) at ``dtype``; ``None`` keeps float32."""
+        """Run the decoder (most of the work) at ``dtype``; ``None`` keeps float32. The harmonic
+        source and the STFTs stay float32: they carry phase, which half precision would smear."""
         self.decoder_dtype = dtype
         self.decoder.to(dtype or torch.float32)
+        generator = self.decoder.generator
+        generator.m_source.float()
+        generator.window = generator.window.float()
 
     def quantize_dynamic(self) -> None:
         """The CPU fast path: every convolution but the last as int8, activations quantized on

@@ -81,3 +81,25 @@ def test_a_sentence_longer_than_one_utterance_is_spoken_whole(kokoro_engine, mon
     assert starts == sorted(starts) and chunk.words[-1].end <= chunk.duration + 1e-9
     assert 0.8 * whole.duration < chunk.duration < 1.6 * whole.duration  # each piece has its own onset and release
     assert MAX_TOKENS == 510
+
+
+def test_another_decoder_precision_keeps_the_durations_and_the_sound(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
+    """The bfloat16 path for GPUs, exercised on CPU at float64 (bfloat16 convolutions are slow on
+    CPUs without native support): the decoder changes precision while the harmonic source and the
+    STFTs stay float32, and durations, which the predictor makes, do not move."""
+    import copy
+
+    import torch
+
+    model = copy.deepcopy(kokoro_engine.model)
+    model.set_decoder_dtype(torch.float64)
+    assert model.decoder.generator.m_source.l_linear.weight.dtype == torch.float32
+    assert model.decoder.generator.window.dtype == torch.float32
+    ids = token_ids(kokoro_engine.phonemize("Yes, thanks."))[0]
+    style = kokoro_engine.pack[len(ids) - 1][None]
+    with torch.inference_mode():
+        wide = model([[0, *ids, 0]], style, torch.tensor([1.0]))
+        base = kokoro_engine.model([[0, *ids, 0]], style, torch.tensor([1.0]))
+    assert torch.equal(wide.durations[0], base.durations[0])
+    assert wide.audio[0].dtype == torch.float32
+    assert _snr(base.audio[0].numpy(), wide.audio[0].numpy()) > 20.0
