@@ -123,6 +123,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--max-batch", type=int, default=None, help="sentences per forward pass (engine's default)"
     )
+    parser.add_argument(
+        "--kernels",
+        default="auto",
+        choices=["auto", "eager", "compiled"],
+        help="Kokoro: the decoder's elementwise chains eager or fused by torch.compile (auto: fused on GPUs)",
+    )
+    parser.add_argument(
+        "--reference-sentences",
+        type=int,
+        default=None,
+        help="Kokoro: time onnxruntime on the first N sentences only (its RTF is a rate; a slow "
+        "CPU beside a GPU can take minutes a round)",
+    )
     args = parser.parse_args(argv)
     sentences = list(SENTENCES[::5] if args.quick else SENTENCES)
     args.rounds = args.rounds or 2

@@ -40,12 +40,13 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
     import torch
 
     from speech.engines.kokoro import KokoroEngine
-    from speech.engines.kokoro.engine import resolve_dtype
+    from speech.engines.kokoro.engine import resolve_compile, resolve_dtype
     from speech.engines.kokoro.phonemes import KokoroPhonemizer, token_ids
     from speech.engines.kokoro.voices import bundled_packs
     from speech.engines.kokoro.weights import model_file
 
     dtype = resolve_dtype(args.dtype, args.device)
+    compile_kernels = {"auto": None, "eager": False, "compiled": True}[args.kernels]
     pack = bundled_packs()["jm_kumo"]
     engine = KokoroEngine.load(
         pack,
@@ -56,20 +57,22 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
         dtype=dtype,
         token_budget=args.token_budget,
         max_batch=args.max_batch,
+        compile_kernels=compile_kernels,
     )
     session = onnxruntime_session(str(model_file()), args.threads, args.device)
     phonemizer = KokoroPhonemizer("en", "en-us")
+    kernels = "compiled" if resolve_compile(compile_kernels, args.device) else "eager"
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(
         f"{len(sentences)} sentences, {sum(map(len, sentences))} characters; device {device_name}; "
         f"CPU {cpu_model()}; {args.threads} threads; lector {dtype} (batch {engine.max_batch}, "
-        f"budget {engine.token_budget}); torch {torch.__version__}, onnxruntime {onnxruntime.__version__} "
+        f"budget {engine.token_budget}, kernels {kernels}); torch {torch.__version__}, onnxruntime {onnxruntime.__version__} "
         f"on {session.get_providers()[0]} with the int8 graph"
     )
 
     def onnxruntime_run(texts: Sequence[str]) -> float:
         samples = 0
-        for text in texts:
+        for text in texts[: args.reference_sentences]:
             ids, _ = token_ids(phonemizer.phonemize(text))
             ids = ids[:510]
             audio = session.run(

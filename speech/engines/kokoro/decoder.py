@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from speech.engines.kokoro import kernels
 from speech.engines.kokoro.layers import AdaIN1d, AdainResBlk1d, masked, time_mask
 
 STYLE = 128
@@ -54,21 +55,16 @@ class AdaINResBlock1(nn.Module):
         self.adain2 = nn.ModuleList([AdaIN1d(STYLE, channels) for _ in dilations])
         self.alpha1 = nn.ParameterList([nn.Parameter(torch.ones(1, channels, 1)) for _ in dilations])
         self.alpha2 = nn.ParameterList([nn.Parameter(torch.ones(1, channels, 1)) for _ in dilations])
-
-    @staticmethod
-    def _snake(x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-        """``x + sin(alpha x)^2 / alpha``, in three passes over ``x``."""
-        return torch.addcmul(x, torch.sin(alpha * x).square_(), alpha.reciprocal())
+        self.kernels = kernels.EAGER
 
     def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        ops = self.kernels
         for c1, c2, n1, n2, a1, a2 in zip(
             self.convs1, self.convs2, self.adain1, self.adain2, self.alpha1, self.alpha2, strict=True
         ):
-            h = self._snake(n1(x, style, mask), a1)
-            h = c1(masked(h, mask))
-            h = self._snake(n2(h, style, mask), a2)
-            h = c2(masked(h, mask))
-            x = masked(h.add_(x), mask)
+            h = c1(ops.adain_snake(x, *n1.affine(style), a1, mask, n1.eps))
+            h = c2(ops.adain_snake(h, *n2.affine(style), a2, mask, n2.eps))
+            x = ops.residual(h, x, mask, 1.0)
         return x
 
 

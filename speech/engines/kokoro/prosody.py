@@ -4,7 +4,7 @@
 appended to every step. ``ProsodyPredictor`` then gives each phoneme a duration (50 sigmoid
 bins summed) and, once phonemes are expanded to frames, the F0 and energy curves at twice the
 frame rate. ``TextEncoder`` (embedding, three conv + layer norm blocks, BiLSTM) gives the
-decoder its per-phoneme content. LSTMs run packed, so padding never reaches an item's states.
+decoder its per-phoneme content. LSTMs see each item's valid steps only, so padding never reaches an item's states.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from speech.engines.kokoro.layers import (
     AdainResBlk1d,
     AdaLayerNorm,
     ChannelLayerNorm,
+    bidirectional_lstm,
     masked,
-    packed_lstm,
     time_mask,
 )
 
@@ -49,7 +49,7 @@ class DurationEncoder(nn.Module):
             if isinstance(block, AdaLayerNorm):
                 x = masked(torch.cat([block(x, style), styles], dim=-1), mask)
             else:
-                x = packed_lstm(block, x, lengths)
+                x = bidirectional_lstm(block, x, lengths)
         return x
 
 
@@ -88,7 +88,7 @@ class ProsodyPredictor(nn.Module):
 
     def durations(self, d: torch.Tensor, lengths: torch.Tensor, speed: torch.Tensor) -> torch.Tensor:
         """Frames per phoneme, ``[B, T]`` long, at least 1 on valid phonemes and 0 on padding."""
-        x = packed_lstm(self.lstm, d, lengths)
+        x = bidirectional_lstm(self.lstm, d, lengths)
         raw = torch.sigmoid(self.duration_proj(x)).sum(dim=-1) / speed[:, None]
         frames = torch.round(raw).clamp(min=1).long()
         mask = time_mask(lengths, d.shape[1])
@@ -98,7 +98,7 @@ class ProsodyPredictor(nn.Module):
         self, en: torch.Tensor, style: torch.Tensor, frames: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """F0 and energy ``[B, 2F]`` from frame features ``en`` ``[B, 640, F]``."""
-        x = packed_lstm(self.shared, en.transpose(1, 2), frames).transpose(1, 2)
+        x = bidirectional_lstm(self.shared, en.transpose(1, 2), frames).transpose(1, 2)
         curves = []
         for blocks, proj in ((self.F0, self.F0_proj), (self.N, self.N_proj)):
             h, lengths = x, frames
@@ -128,5 +128,5 @@ class TextEncoder(nn.Module):
         x = masked(self.embedding(ids).transpose(1, 2), mask)
         for block in self.cnn:
             x = masked(F.leaky_relu(block(x), 0.2), mask)
-        x = packed_lstm(self.lstm, x.transpose(1, 2), lengths).transpose(1, 2)
+        x = bidirectional_lstm(self.lstm, x.transpose(1, 2), lengths).transpose(1, 2)
         return masked(x, mask)

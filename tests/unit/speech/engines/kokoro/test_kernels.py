@@ -1,0 +1,55 @@
+"""The decoder's fused chains: compiled (the GPU path) equals eager, and the padding stays zero.
+
+They run here on the CPU through Inductor's C++ backend, which fuses the same graph that Triton
+fuses on a GPU; a wrong rewrite of a chain (a dropped mask, a swapped scale) fails either way.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from speech.engines.kokoro import kernels
+
+pytestmark = pytest.mark.slow
+
+
+def _inputs(batch: int = 3, channels: int = 8, steps: int = 37) -> dict[str, torch.Tensor]:
+    generator = torch.Generator().manual_seed(7)
+    lengths = torch.tensor([steps, steps - 9, 5][:batch])
+    mask = (torch.arange(steps)[None, :] < lengths[:, None]).unsqueeze(1).float()
+    return {
+        "x": torch.randn(batch, channels, steps, generator=generator) * 3 + 1,
+        "gamma": torch.randn(batch, channels, 1, generator=generator),
+        "beta": torch.randn(batch, channels, 1, generator=generator),
+        "alpha": torch.rand(1, channels, 1, generator=generator) + 0.5,
+        "mask": mask,
+    }
+
+
+def test_compiled_chains_equal_the_eager_ones() -> None:
+    """With a mask, as on a GPU, where ``time_mask`` always builds one (compiling costs CPU seconds)."""
+    a = _inputs()
+    mask = a["mask"]
+    fused = kernels.compiled()
+    cases = [
+        (kernels.EAGER.adain_snake, fused.adain_snake, (a["x"], a["gamma"], a["beta"], a["alpha"], mask, 1e-5)),
+        (kernels.EAGER.adain_leaky, fused.adain_leaky, (a["x"], a["gamma"], a["beta"], mask, 1e-5, 0.2)),
+    ]
+    for eager, compiled, args in cases:
+        expected = eager(*args)
+        got = compiled(*args)
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    expected = kernels.EAGER.residual(a["x"].clone(), a["beta"], mask, 0.5)
+    torch.testing.assert_close(fused.residual(a["x"].clone(), a["beta"], mask, 0.5), expected)
+
+
+def test_the_chains_keep_the_padding_at_zero_and_use_valid_steps_only() -> None:
+    a = _inputs()
+    out = kernels.EAGER.adain_snake(a["x"], a["gamma"], a["beta"], a["alpha"], a["mask"], 1e-5)
+    assert torch.all(out[1, :, 28:] == 0) and torch.all(out[2, :, 5:] == 0)
+    # the second item, cut to its own length and run alone, gets the same values
+    alone = kernels.EAGER.adain_snake(
+        a["x"][1:2, :, :28], a["gamma"][1:2], a["beta"][1:2], a["alpha"], None, 1e-5
+    )
+    torch.testing.assert_close(out[1:2, :, :28], alone, rtol=1e-5, atol=1e-5)
