@@ -28,6 +28,7 @@ run: install
 
 test: install
 	bash infra/swift/install.sh
+	bash infra/browser/install.sh
 	bash infra/test.sh
 
 lint: install

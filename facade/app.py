@@ -19,11 +19,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from facade import console, openapi
 from facade import errors as e
-from facade import openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
-from facade.routes import admin, jobs, tts, utility, voices, ws
+from facade.routes import admin, jobs, tts, usage, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
 from store.errors import StoreError
@@ -56,6 +56,8 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     app.include_router(ws.router)
     app.include_router(utility.router)
     app.include_router(admin.router)
+    app.include_router(usage.router)
+    console.install(app)
     openapi.install(app)
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)

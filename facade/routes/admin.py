@@ -14,7 +14,7 @@ import hmac
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
@@ -23,10 +23,13 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Services, ServicesDep, bearer_key, session_for
+from facade.report_query import instant as _instant
+from facade.report_query import report_window
+from facade.report_query import wants_csv as _wants_csv
 from facade.validation import parse_json_body
 from store.db import accounts as account_repo
 from store.db import keys as key_repo
-from store.db.reports import parse_group_by, report_csv, report_document, usage_report
+from store.db.reports import report_csv, report_document, usage_report
 from store.errors import AccountExists, AccountNotFound, InvalidApiKey
 
 T = TypeVar("T")
@@ -75,39 +78,8 @@ async def _in_session(services: Services, work: Callable[[Any], T]) -> T:
     return await run_in_threadpool(run)
 
 
-def _instant(value: Any, name: str) -> datetime:
-    """An ISO 8601 date or date-time; naive means UTC, a bare date is 00:00 UTC."""
-    if not isinstance(value, str):
-        raise e.ApiError(400, f"{name} must be an ISO 8601 date or date-time")
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        try:
-            parsed = datetime.combine(date.fromisoformat(value), datetime.min.time())
-        except ValueError:
-            raise e.ApiError(400, f"{name} must be an ISO 8601 date or date-time") from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
 def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat() if value is not None else None
-
-
-def _wants_csv(accept: str | None) -> bool:
-    """Whether ``Accept`` names ``text/csv`` (with a q above 0); anything else gets JSON."""
-    for part in (accept or "").split(","):
-        media, *params = (p.strip() for p in part.split(";"))
-        if media.lower() != "text/csv":
-            continue
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    return float(value) > 0
-                except ValueError:
-                    return False
-        return True
-    return False
 
 
 # ---------------------------------------------------------------------------------------- usage
@@ -118,16 +90,7 @@ async def usage(request: Request, services: ServicesDep) -> Response:
     """``?account=NAME&from=DATE&to=DATE&groupBy=day|month|model|speaker|transport|key`` (several
     comma-separated also: ``account,model``). JSON, or CSV for ``Accept: text/csv``."""
     query = request.query_params
-    if not query.get("from"):
-        raise e.ApiError(400, "from is required")
-    start = _instant(query["from"], "from")
-    end = _instant(query["to"], "to") if query.get("to") else services.now()
-    try:
-        group_by = parse_group_by(query.get("groupBy", "day"))
-    except ValueError as exc:
-        raise e.ApiError(400, str(exc)) from exc
-    if start >= end:
-        raise e.ApiError(400, "from must be before to")
+    start, end, group_by = report_window(query, services.now())
     name = query.get("account") or None
 
     def work(session: Any) -> list[Any]:

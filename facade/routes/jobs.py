@@ -288,9 +288,21 @@ def _result(services: Services, principal: Principal, jid: uuid.UUID) -> Any:
 
 
 @router.get("/v1/jobs/{job_id}/audio", response_model=None)
-async def audio(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
-    """A redirect to a presigned, expiring URL; the bytes themselves when the store cannot presign."""
+async def audio(job_id: str, request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
+    """A redirect to a presigned, expiring URL; the bytes themselves when the store cannot presign.
+
+    With ``Accept: application/json``: ``{"url", "downloadUrl", "expiresIn"}`` (``null`` URLs when
+    the store cannot presign). A browser cannot follow the redirect with its key and read the
+    answer from another origin; the console plays ``url`` and saves ``downloadUrl`` (served as an
+    attachment) instead."""
     key, content_type = await run_in_threadpool(_result, services, principal, _job_id(job_id))
+    if request.headers.get("accept", "").split(";")[0].strip().lower() == "application/json":
+        name = f"{job_id}.{key.rsplit('.', 1)[-1]}" if "." in key.rsplit("/", 1)[-1] else job_id
+        url = await run_in_threadpool(services.objects.presigned_url, key, expires_s=services.presign_seconds)
+        download = await run_in_threadpool(
+            lambda: services.objects.presigned_url(key, expires_s=services.presign_seconds, download_name=name)
+        )
+        return JSONResponse({"url": url, "downloadUrl": download, "expiresIn": services.presign_seconds})
     url = await run_in_threadpool(services.objects.presigned_url, key, expires_s=services.presign_seconds)
     if url:
         return RedirectResponse(url, status_code=307)

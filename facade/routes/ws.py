@@ -34,6 +34,7 @@ import anyio
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.concurrency import run_in_threadpool
 
+from facade import browser_auth
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.ratelimit import allow_connection
@@ -82,10 +83,16 @@ def _query(websocket: WebSocket) -> dict[str, Any]:
 
 async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model_default: str | None) -> Session | None:
     services: Services = websocket.app.state.services
+    browser_key = browser_auth.key_from_protocols(browser_auth.offered_protocols(websocket.headers))
     try:
         from facade.deps import bearer_key
 
-        key = bearer_key(websocket.headers, missing_message=e.MISSING_HEADERS)
+        if browser_key is not None:  # the console: the key in a subprotocol (facade/browser_auth.py)
+            if not browser_key:
+                raise e.ApiError(401, e.EMPTY_KEY)
+            key = browser_key
+        else:
+            key = bearer_key(websocket.headers, missing_message=e.MISSING_HEADERS)
         if services.authenticator is None:
             raise e.ApiError(401, e.INVALID_KEY)
         principal = await run_in_threadpool(services.authenticator, key)
@@ -106,9 +113,14 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
             raise e.ApiError(429, e.WS_LIMIT)
     except Exception as exc:  # noqa: BLE001 - every refusal is an HTTP answer at the upgrade
         response = e.to_response(exc)
+        if browser_key is not None:  # a browser cannot read a refused upgrade's body
+            await websocket.accept(subprotocol=browser_auth.MARKER)
+            reason = f"{response.status_code}: {bytes(response.body).decode('utf-8', 'replace')}"
+            await websocket.close(code=browser_auth.close_code(response.status_code), reason=reason[:120])
+            return None
         await websocket.send_denial_response(response)
         return None
-    await websocket.accept()
+    await websocket.accept(subprotocol=browser_auth.MARKER if browser_key is not None else None)
     rate = base.sampling_rate or default_rate(plan.model_id, fmt.value)
     return Session(services, principal, base, fmt, rate, segment, json_events, endpoint)
 

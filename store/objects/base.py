@@ -57,10 +57,11 @@ class ObjectStore(Protocol):
         return how many were removed."""
         ...
 
-    def presigned_url(self, key: str, *, expires_s: int) -> str | None:
+    def presigned_url(self, key: str, *, expires_s: int, download_name: str | None = None) -> str | None:
         """A URL a customer can fetch the object from without credentials, valid ``expires_s``
         seconds; None where the backend cannot presign (a local directory), so the caller serves
-        the bytes itself instead."""
+        the bytes itself instead. With ``download_name`` the object is served as an attachment
+        of that name (a browser saves it instead of playing it)."""
         ...
 
     def iter_keys(self, prefix: str = "") -> Iterator[str]:

@@ -111,7 +111,7 @@ class LocalObjectStore:
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
-    def presigned_url(self, key: str, *, expires_s: int) -> str | None:
+    def presigned_url(self, key: str, *, expires_s: int, download_name: str | None = None) -> str | None:
         """None: a directory cannot sign URLs; the facade streams the file itself."""
         self._path(key)  # still refuse an invalid key, as S3 would
         return None

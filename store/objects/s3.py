@@ -247,15 +247,18 @@ class S3ObjectStore:
             return False
         return True
 
-    def presigned_url(self, key: str, *, expires_s: int) -> str | None:
-        """A SigV4 presigned GET, computed locally (no request); S3 caps ``expires_s`` at 7 days."""
+    def presigned_url(self, key: str, *, expires_s: int, download_name: str | None = None) -> str | None:
+        """A SigV4 presigned GET, computed locally (no request); S3 caps ``expires_s`` at 7 days.
+        ``download_name`` becomes ``response-content-disposition: attachment``."""
         check_key(key)
         if expires_s <= 0:
             raise ObjectStoreError(f"presigned URL lifetime must be positive, got {expires_s}")
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if download_name:
+            safe = "".join(c for c in download_name if c.isascii() and (c.isalnum() or c in "._-")) or "download"
+            params["ResponseContentDisposition"] = f'attachment; filename="{safe}"'
         with _translate(key):
-            url: str = self._client.generate_presigned_url(
-                "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_s
-            )
+            url: str = self._client.generate_presigned_url("get_object", Params=params, ExpiresIn=expires_s)
         return url
 
     def iter_keys(self, prefix: str = "") -> Iterator[str]:

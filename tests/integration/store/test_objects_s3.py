@@ -111,6 +111,16 @@ def test_presigned_url_works_then_expires(s3_store: S3ObjectStore) -> None:
     assert b"expired" in expired.content.lower()
 
 
+def test_a_download_name_makes_the_presigned_url_an_attachment(s3_store: S3ObjectStore) -> None:
+    s3_store.put_bytes("share/book.mp3", b"ID3 not really")
+    plain = httpx.get(s3_store.presigned_url("share/book.mp3", expires_s=60) or "")
+    assert plain.status_code == 200 and "attachment" not in plain.headers.get("content-disposition", "")
+    url = s3_store.presigned_url("share/book.mp3", expires_s=60, download_name='my "book"/ü.mp3')
+    response = httpx.get(url or "")
+    assert response.status_code == 200 and response.content == b"ID3 not really"
+    assert response.headers["content-disposition"] == 'attachment; filename="mybook.mp3"'
+
+
 def test_presigned_url_is_bound_to_its_signature(s3_store: S3ObjectStore) -> None:
     s3_store.put_bytes("secret/a", b"a")
     s3_store.put_bytes("secret/b", b"b")

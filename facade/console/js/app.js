@@ -1,0 +1,33 @@
+// The console's shell: pages by URL hash, the API key field, each page set up once.
+
+import { secrets } from "./api.js";
+import { initAdmin } from "./admin.js";
+import { initBooks } from "./books.js";
+import { initPlayground } from "./playground.js";
+import { initUsage } from "./usage.js";
+
+const PAGES = { playground: initPlayground, books: initBooks, usage: initUsage, admin: initAdmin };
+const started = new Set();
+const hooks = {};
+
+function show() {
+  const name = location.hash.slice(1) in PAGES ? location.hash.slice(1) : "playground";
+  for (const page of Object.keys(PAGES)) {
+    document.getElementById(`page-${page}`).hidden = page !== name;
+    const link = document.querySelector(`nav a[data-page="${page}"]`);
+    if (page === name) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+  }
+  document.getElementById("key-bar").hidden = name === "admin";
+  if (!started.has(name)) {
+    started.add(name);
+    hooks[name] = PAGES[name]() || {};
+  }
+  hooks[name]?.shown?.();
+  document.title = `${name[0].toUpperCase()}${name.slice(1)} · lector console`;
+}
+
+const key = document.getElementById("api-key");
+key.value = secrets.apiKey;
+key.addEventListener("input", () => { secrets.apiKey = key.value.trim(); });
+window.addEventListener("hashchange", show);
+show();

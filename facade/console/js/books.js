@@ -1,0 +1,173 @@
+// Books: submit through the job API (JSON for pasted text, multipart for a file), follow the
+// progress, cancel, list the account's jobs, and open a finished one: player, chapters, downloads.
+
+import { ApiError, call, el, json, saveBlob, showError } from "./api.js";
+import { voicePicker } from "./voices.js";
+
+const $ = (id) => document.getElementById(id);
+const ACTIVE = new Set(["queued", "planning", "running", "assembling"]);
+const message = (exc) => (exc instanceof ApiError ? exc.message : String(exc));
+
+function clock(seconds) {
+  if (!Number.isFinite(seconds)) return "–";
+  const s = Math.max(0, Math.round(seconds));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+  return h ? `${h}:${String(m).padStart(2, "0")}:${String(r).padStart(2, "0")}` : `${m}:${String(r).padStart(2, "0")}`;
+}
+
+export function initBooks() {
+  const ui = {
+    form: $("book-form"), text: $("book-text"), file: $("book-file"), model: $("book-model"), lang: $("book-lang"),
+    voice: $("book-voice"), format: $("book-format"), loudness: $("book-loudness"), skip: $("book-skip"),
+    submit: $("book-submit"), error: $("book-error"), card: $("book-progress-card"), bar: $("book-progress"),
+    barText: $("book-progress-text"), barId: $("book-progress-id"), cancel: $("book-cancel"),
+    detail: $("job-detail"), detailId: $("job-detail-id"), audio: $("job-audio"), chapters: $("job-chapters"),
+    downloads: $("job-downloads"), list: $("jobs-body"), empty: $("jobs-empty"), refresh: $("jobs-refresh"),
+  };
+  voicePicker(ui.model, ui.lang, ui.voice);
+  let following = null;
+  let timer = null;
+
+  async function listJobs() {
+    try {
+      const { jobs } = await json("/v1/jobs?limit=20");
+      ui.empty.hidden = jobs.length > 0;
+      ui.list.replaceChildren(...jobs.map((job) => {
+        const p = job.progress;
+        return el("tr", { "data-job": job.id },
+          el("td", { text: job.createdAt ? new Date(job.createdAt).toLocaleString() : "" }),
+          el("td", { text: job.title || `${job.characters} characters` }),
+          el("td", { text: job.speaker || "" }),
+          el("td", {}, el("span", { class: `badge ${job.status}`, text: job.status })),
+          el("td", { text: p.chunksTotal ? `${p.chunksDone}/${p.chunksTotal}` : "" }),
+          el("td", {}, job.status === "succeeded" && !job.expired
+            ? el("button", { type: "button", text: "Open", onclick: () => openJob(job) })
+            : ACTIVE.has(job.status) ? el("button", { type: "button", text: "Follow", onclick: () => follow(job) }) : null));
+      }));
+    } catch (exc) {
+      ui.list.replaceChildren();
+      ui.empty.hidden = true;
+      showError(ui.error, message(exc));
+    }
+  }
+
+  function render(job) {
+    const p = job.progress;
+    ui.barId.textContent = job.id.slice(0, 8);
+    ui.bar.max = Math.max(1, p.chunksTotal || 1);
+    ui.bar.value = p.chunksDone || 0;
+    ui.bar.dataset.status = job.status;
+    const started = job.startedAt ? new Date(job.startedAt) : null;
+    const elapsed = started ? (Date.now() - started.getTime()) / 1000 : 0;
+    const rtf = p.audioSeconds ? elapsed / p.audioSeconds : NaN;
+    const eta = p.chunksDone ? (elapsed / p.chunksDone) * (p.chunksTotal - p.chunksDone) : NaN;
+    const parts = [job.status];
+    if (p.chunksTotal) parts.push(`${p.chunksDone} of ${p.chunksTotal} chunks`);
+    if (Number.isFinite(rtf)) parts.push(`realtime factor ${rtf.toFixed(2)}`);
+    if (ACTIVE.has(job.status) && Number.isFinite(eta)) parts.push(`about ${clock(eta)} left`);
+    if (job.error) parts.push(job.error);
+    ui.barText.textContent = parts.join(" · ");
+    ui.cancel.disabled = !ACTIVE.has(job.status);
+  }
+
+  function follow(job) {
+    following = job.id;
+    ui.card.hidden = false;
+    render(job);
+    clearTimeout(timer);
+    const tick = async () => {
+      if (following !== job.id) return;
+      try {
+        const now = await json(`/v1/jobs/${job.id}`);
+        render(now);
+        if (ACTIVE.has(now.status)) { timer = setTimeout(tick, 700); return; }
+        listJobs();
+        if (now.status === "succeeded") openJob(now);
+      } catch (exc) {
+        showError(ui.error, message(exc));
+      }
+    };
+    timer = setTimeout(tick, 500);
+  }
+
+  async function download(job, path, name) {
+    try {
+      saveBlob(await (await call(`/v1/jobs/${job.id}/${path}`)).blob(), name);
+    } catch (exc) {
+      showError(ui.error, message(exc));
+    }
+  }
+
+  async function openJob(job) {
+    ui.detail.hidden = false;
+    ui.detailId.textContent = job.id.slice(0, 8);
+    ui.chapters.replaceChildren();
+    ui.downloads.replaceChildren();
+    try {
+      const links = await json(`/v1/jobs/${job.id}/audio`, { accept: "application/json" });
+      let playUrl = links.url;
+      let saveUrl = links.downloadUrl;
+      if (!playUrl) {  // a store that cannot presign (a local directory): the bytes through the API
+        const blob = await (await call(`/v1/jobs/${job.id}/audio`)).blob();
+        playUrl = saveUrl = URL.createObjectURL(blob);
+      }
+      ui.audio.src = playUrl;
+      const name = `${(job.title || "lector-book").replace(/[^\w.-]+/g, "-")}.${job.format}`;
+      ui.downloads.append(
+        el("a", { class: "button", href: saveUrl, download: name, id: "job-download-audio", text: `Download ${job.format}` }),
+        el("button", { type: "button", text: "SRT", onclick: () => download(job, "subtitles.srt", `${job.id}.srt`) }),
+        el("button", { type: "button", text: "VTT", onclick: () => download(job, "subtitles.vtt", `${job.id}.vtt`) }),
+        el("button", { type: "button", text: "Timestamps", onclick: () => download(job, "timestamps.json", `${job.id}.json`) }),
+      );
+      const stamps = await json(`/v1/jobs/${job.id}/timestamps.json`);
+      const chapters = stamps.chapters.length ? stamps.chapters : [{ title: job.title || "Whole book", start: 0 }];
+      ui.chapters.replaceChildren(...chapters.map((c) => el("li", {},
+        `${c.title || "Untitled"} (${clock(c.start)})`,
+        el("button", { type: "button", text: "Play", "aria-label": `Play ${c.title || "chapter"}`,
+          onclick: () => { ui.audio.currentTime = c.start; ui.audio.play(); } }))));
+    } catch (exc) {
+      showError(ui.error, message(exc));
+    }
+  }
+
+  ui.form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    showError(ui.error, "");
+    const options = { speaker: ui.voice.value, modelId: ui.model.value, lang: ui.lang.value, format: ui.format.value };
+    const loudness = ui.loudness.value;
+    let body;
+    if (ui.file.files.length) {
+      body = new FormData();
+      body.append("file", ui.file.files[0]);
+      for (const [k, v] of Object.entries(options)) body.append(k, v);
+      if (loudness) body.append("loudness", loudness);
+      body.append("skipFrontMatter", String(ui.skip.checked));
+    } else {
+      body = { ...options, text: ui.text.value, skipFrontMatter: ui.skip.checked };
+      if (loudness) body.loudness = Number(loudness);
+    }
+    ui.submit.disabled = true;
+    try {
+      const job = await json("/v1/jobs", { method: "POST", body });
+      ui.detail.hidden = true;
+      follow(job);
+      listJobs();
+    } catch (exc) {
+      showError(ui.error, message(exc));
+    } finally {
+      ui.submit.disabled = false;
+    }
+  });
+
+  ui.cancel.addEventListener("click", async () => {
+    if (!following) return;
+    try {
+      render(await json(`/v1/jobs/${following}`, { method: "DELETE" }));
+      listJobs();
+    } catch (exc) {
+      showError(ui.error, message(exc));
+    }
+  });
+  ui.refresh.addEventListener("click", listJobs);
+  return { shown: listJobs };
+}
