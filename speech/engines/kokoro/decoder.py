@@ -14,6 +14,7 @@ the STFTs) runs per item; the convolutions run on the padded batch with the padd
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -123,33 +124,37 @@ class Generator(nn.Module):
         self.conv_post = nn.Conv1d(channels, N_FFT + 2, 7, 1, padding=3)
         self.register_buffer("window", torch.hann_window(N_FFT, periodic=True), persistent=False)
 
-    def _harmonic_spectrum(self, f0: torch.Tensor, steps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per item: excitation -> STFT magnitude and phase, ``[B, 22, 120F + 1]`` zero-padded."""
+    def _harmonic_spectrum(self, f0: torch.Tensor, steps: Sequence[int]) -> torch.Tensor:
+        """Per item: excitation -> STFT magnitude and phase, ``[B, 22, 120F + 1]`` zero-padded.
+        ``steps`` (curve steps per item) come from the host, so the loop launches its kernels
+        without waiting for the device."""
         items = []
-        for row, n in zip(f0, steps.tolist(), strict=True):
+        for row, n in zip(f0, steps, strict=True):
             source = self.m_source(row[:n])
             spec = torch.stft(
                 source, N_FFT, HOP, N_FFT, window=self.window, center=True, pad_mode="reflect", return_complex=True
             )
             items.append(torch.cat([spec.abs(), torch.angle(spec)], dim=0))
-        frames = torch.tensor([item.shape[-1] for item in items], device=f0.device)
-        width = int(frames.max())
-        return torch.stack([F.pad(item, (0, width - item.shape[-1])) for item in items]), frames
+        width = max(item.shape[-1] for item in items)
+        return torch.stack([F.pad(item, (0, width - item.shape[-1])) for item in items])
 
     def forward(
-        self, x: torch.Tensor, style: torch.Tensor, f0: torch.Tensor, frames: torch.Tensor
+        self, x: torch.Tensor, style: torch.Tensor, f0: torch.Tensor, frames: torch.Tensor, counts: Sequence[int]
     ) -> list[torch.Tensor]:
-        """``x`` ``[B, 512, 2F]`` -> one waveform per item (``600 * F`` samples each)."""
-        har, har_frames = self._harmonic_spectrum(f0.float(), frames * 2)
-        har = har.to(x.dtype)
+        """``x`` ``[B, 512, 2F]`` -> one waveform per item (``600 * F`` samples each). ``counts``
+        are ``frames`` on the host: asking the device for them would wait for the whole stack."""
+        har = self._harmonic_spectrum(f0.float(), [2 * n for n in counts]).to(x.dtype)
         lengths = frames * 2
+        spectra = [2 * n for n in counts]  # iSTFT frames per item, on the host
         for i, up in enumerate(self.ups):
             x = F.leaky_relu(x, 0.1)
             lengths = lengths * UPSAMPLE_RATES[i]
+            spectra = [n * UPSAMPLE_RATES[i] for n in spectra]
             x = up(x)
             if i == len(self.ups) - 1:
                 x = F.pad(x, (1, 0), mode="reflect")
                 lengths = lengths + 1
+                spectra = [n + 1 for n in spectra]
             mask = time_mask(lengths, x.shape[-1])
             source = self.noise_convs[i](har)[..., : x.shape[-1]]
             source = self.noise_res[i](masked(source, mask), style, mask)
@@ -158,7 +163,7 @@ class Generator(nn.Module):
             x = sum(block(x, style, mask) for block in blocks) / len(RESBLOCK_KERNELS)
         x = self.conv_post(F.leaky_relu(x, 0.01)).float()
         audio = []
-        for row, n in zip(x, lengths.tolist(), strict=True):
+        for row, n in zip(x, spectra, strict=True):
             spec = torch.polar(torch.exp(row[: N_FFT // 2 + 1, :n]), torch.sin(row[N_FFT // 2 + 1 :, :n]))
             audio.append(torch.istft(spec, N_FFT, HOP, N_FFT, window=self.window, center=True))
         return audio
@@ -178,7 +183,13 @@ class Decoder(nn.Module):
         self.generator = Generator()
 
     def forward(
-        self, asr: torch.Tensor, f0: torch.Tensor, energy: torch.Tensor, style: torch.Tensor, frames: torch.Tensor
+        self,
+        asr: torch.Tensor,
+        f0: torch.Tensor,
+        energy: torch.Tensor,
+        style: torch.Tensor,
+        frames: torch.Tensor,
+        counts: Sequence[int],
     ) -> list[torch.Tensor]:
         """``asr`` ``[B, 512, F]``, ``f0`` and ``energy`` ``[B, 2F]`` -> a waveform per item."""
         mask = time_mask(frames, asr.shape[-1])
@@ -192,4 +203,4 @@ class Decoder(nn.Module):
             x = block(x, style, lengths)
             if block.upsample:
                 lengths = lengths * 2
-        return self.generator(x, style, f0, frames)
+        return self.generator(x, style, f0, frames, counts)

@@ -302,8 +302,11 @@ class KokoroEngine:
         speeds = torch.full((len(batch),), speed, dtype=torch.float32)
         with self._shared.lock, engine_errors("Kokoro synthesis"), torch.inference_mode():
             out = self.model([[0, *piece.ids, 0] for piece in batch], styles, speeds)
-            audio = [a.cpu().numpy() for a in out.audio]
-            durations = [d.float().cpu().numpy() for d in out.durations]
+            # one copy each to the host, then split there (a copy per item waits per item)
+            audio = np.split(torch.cat(out.audio).cpu().numpy(), np.cumsum([len(a) for a in out.audio])[:-1])
+            durations = np.split(
+                torch.cat(out.durations).float().cpu().numpy(), np.cumsum([len(d) for d in out.durations])[:-1]
+            )
         results = []
         for piece, samples, frames in zip(batch, audio, durations, strict=True):
             words = [(w, p.replace("ç", _STAND_IN)) for w, p in piece.words]

@@ -138,16 +138,17 @@ class KokoroModel(nn.Module):
         d = self.predictor.text_encoder(d_en, prosody, lengths)
         durations = self.predictor.durations(d, lengths, speeds.to(device=device, dtype=torch.float32))
         frames = durations.sum(dim=1)
-        alignment = _alignment(durations, int(frames.max()))  # [B, T, F]
+        counts = frames.tolist()  # the pass's one wait for the device: the frame counts shape the rest
+        alignment = _alignment(durations, max(counts))  # [B, T, F]
         en = d.transpose(1, 2) @ alignment
         f0, energy = self.predictor.curves(en, prosody, frames)
         asr = self.text_encoder(tokens, lengths) @ alignment
         if self.decoder_dtype is not None:
             asr, timbre = asr.to(self.decoder_dtype), timbre.to(self.decoder_dtype)
-        audio = self.decoder(asr, f0, energy, timbre, frames)
+        audio = self.decoder(asr, f0, energy, timbre, frames, counts)
         return KokoroOutput(
             audio=[a.float() for a in audio],
-            durations=[durations[row, :n] for row, n in enumerate(lengths.tolist())],
+            durations=[durations[row, : len(item)] for row, item in enumerate(ids)],
         )
 
 
