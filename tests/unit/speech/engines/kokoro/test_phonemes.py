@@ -196,6 +196,8 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
         ("ʒə- mapˈɛl, le-z ɑ̃fˈɑ̃ «ʃa»", "fr", "ʒə mapˈɛl, lez ɑ̃fˈɑ̃ “ʃa”"),
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),
+        # French typography's space before ? ! : ; goes: Kokoro never saw one there
+        ("bˈys ? ʒə di : wˈi !", "fr", "bˈys? ʒə di: wˈi!"),
         # NFC in, vocab out: ç composed, nasal vowels keep Kokoro's own tilde
         (unicodedata.normalize("NFD", "ɡaʁsˈɔ̃ ça"), "fr", "ɡaʁsˈɔ̃ ça"),
         ("mˈɐ̃ʊ̃ mɪlˈũnɡaː", "pt", "mˈɐ̃ʊ̃ mɪlˈũnɡaː"),
