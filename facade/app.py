@@ -17,12 +17,14 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from facade import errors as e
 from facade import openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
+from facade.limits import BodyLimit
 from facade.routes import admin, jobs, tts, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
@@ -31,8 +33,14 @@ from store.errors import StoreError
 log = logging.getLogger("lector.facade")
 
 
-def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]]]) -> FastAPI:
-    """``services_factory`` builds the services and returns them with a close function."""
+def create_app(
+    services_factory: Callable[[], tuple[Services, Callable[[], None]]],
+    *,
+    max_body_bytes: int = 32 * 1024 * 1024,
+    body_timeout_s: float = 120.0,
+) -> FastAPI:
+    """``services_factory`` builds the services and returns them with a close function; the body
+    cap and deadline are ``Settings.max_body_bytes`` and ``Settings.body_timeout_s``."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -60,13 +68,13 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
     # whatever only the catch-all ``Exception`` handler answered.
-    for error_class in (e.ApiError, SpeechError, StoreError, SchedulerError, Exception):
+    for error_class in (e.ApiError, SpeechError, StoreError, SchedulerError, ClientDisconnect, Exception):
         app.add_exception_handler(error_class, e.handle)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
-        return e.plain(exc.status_code, message)
+        return e.to_response(e.ApiError(exc.status_code, message), path=request.url.path)
 
     async def validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
@@ -76,6 +84,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
     return app
 
 
@@ -152,7 +161,9 @@ def create_app_from_env() -> FastAPI:
     from lector.settings import Settings
 
     settings = Settings()
-    return create_app(lambda: cloud_services(settings))
+    return create_app(
+        lambda: cloud_services(settings), max_body_bytes=settings.max_body_bytes, body_timeout_s=settings.body_timeout_s
+    )
 
 
 def _cloud_synthesizer(settings: Any, build_local: Callable[[Any], Any]) -> Any:

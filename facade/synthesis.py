@@ -52,6 +52,8 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         )
     except TextError as exc:
         raise e.ApiError(400, str(exc)) from exc
+    if not units:  # only characters that normalise away (control characters, spaces)
+        raise e.ApiError(400, e.TEXT_EMPTY)
     if any(unit.phonemes for unit in units) and not services.synthesizer.speaks_phonemes(voice):
         raise e.ApiError(400, str(PhonemesNotSupported(req.speaker)))
     controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)

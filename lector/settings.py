@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     data_dir: Path = Field(Path(".lector"), description="project-local state for embedded services")
+    # HTTP edges: a 2,000,000-character book is at most 8 MB of UTF-8 (12 MB as JSON \u escapes).
+    max_body_bytes: int = Field(32 * 1024 * 1024, gt=0, description="larger request bodies get 413")
+    body_timeout_s: float = Field(120.0, gt=0, description="a request body must arrive within this")
 
     # None means: use the local service on its standard port if it answers, else start an embedded one.
     database_url: str | None = None

@@ -24,7 +24,7 @@ from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.synthesis import Plan, default_rate, resolve
 from facade.usage import close_quietly, record
-from facade.validation import SynthesisRequest, parse_json_body, parse_request
+from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
     JSON_VARIANT_FORMATS,
     AudioFormat,
@@ -59,7 +59,8 @@ async def service_tts(request: Request, services: ServicesDep, principal: Princi
     if choice.representation is Representation.EVENT_STREAM:
         return await sse_variant(services, principal, req, plan)
     fmt = choice.format or AudioFormat.PCM
-    rate = req.sampling_rate or choice.rate or default_rate(plan.model_id, fmt.value)
+    accept_rate = checked_rate(choice.rate_param)
+    rate = req.sampling_rate or accept_rate or default_rate(plan.model_id, fmt.value)
     return await audio_stream(services, principal, req, plan, fmt, rate, transport="http")
 
 
@@ -129,6 +130,11 @@ async def json_variant(services: Services, principal: Principal, req: SynthesisR
     stats = StreamStats()
     try:
         audio = await run_in_threadpool(_whole, services, plan, fmt, rate, stats)
+    except Exception as exc:  # noqa: BLE001 - the same JSON 500 as the audio path
+        if (refusal := e.client_error(exc)) is not None:
+            raise refusal from exc
+        log.exception("synthesis failed (JSON variant)", exc_info=exc)
+        raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
     finally:
         await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})

@@ -269,7 +269,7 @@ async def _json_loop(websocket: WebSocket, session: Session) -> None:
                 await websocket.close(1000)
                 return
             else:
-                await websocket.send_text(_error(session, f"unknown operation {operation}"))
+                await websocket.send_text(_error(session, f"unknown operation {e.cut(operation)}"))
                 continue
             await _enqueue(session, runs, done=done)
     finally:
