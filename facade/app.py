@@ -148,10 +148,11 @@ def _usage_outbox(settings: Any, sessions: Callable[[], Any]) -> Any:
     the spool is safe for one process, and a restarted process on that port replays what its
     predecessor left."""
     from facade.usage import replay_into
-    from facade.usage_spool import UsageSpool
+    from facade.usage_spool import DeadLetters, UsageSpool
 
-    outbox = UsageSpool(settings.data_dir / f"usage-outbox-{settings.port}", None, post=replay_into(sessions),
-                        interval_s=5.0)
+    directory = settings.data_dir / f"usage-outbox-{settings.port}"
+    dead_letters = DeadLetters(directory)
+    outbox = UsageSpool(directory, None, post=replay_into(sessions, dead_letters), interval_s=5.0, dead_letters=dead_letters)
     outbox.start()
     return outbox
 
