@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -133,6 +134,7 @@ def cloud_services(settings: Any) -> tuple[Services, Callable[[], None]]:
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=_usage_outbox(settings, sessions),
+        engine_slots=_engine_slots(settings),
     )
 
     def close() -> None:
@@ -155,6 +157,16 @@ def _usage_outbox(settings: Any, sessions: Callable[[], Any]) -> Any:
     outbox = UsageSpool(directory, None, post=replay_into(sessions, dead_letters), interval_s=5.0, dead_letters=dead_letters)
     outbox.start()
     return outbox
+
+
+def _engine_slots(settings: Any) -> int:
+    """One in-process synthesis step per core by default; a model service (``MODEL_URL``) batches
+    many requests per call, so the API must not hold them back."""
+    if settings.engine_slots >= 0:
+        return int(settings.engine_slots)
+    if settings.model_url:
+        return 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def create_app_from_env() -> FastAPI:

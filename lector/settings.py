@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: str | None = Field(None, validation_alias="MODEL_URL")
+    engine_slots: int = Field(
+        -1, description="in-process synthesis steps at once in the API; -1: one per core (none with MODEL_URL), 0: no limit"
+    )
 
     # Jobs
     visibility_timeout_s: int = Field(1800, description="longer than the longest task, or healthy tasks run twice")

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
-from facade.synthesis import Plan, default_rate, resolve
+from facade.synthesis import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
@@ -76,7 +76,7 @@ async def audio_stream(
     )
     started = time.perf_counter()
     try:
-        first = await run_in_threadpool(_next, chunks)
+        first = await in_engine_thread(services, _next, chunks)
     except Exception as exc:  # noqa: BLE001 - the seed: an unhandled 500 here is JSON
         if (refusal := e.client_error(exc)) is not None:
             raise refusal from exc
@@ -98,7 +98,7 @@ async def audio_stream(
                     recorded = True
                 if pending:
                     yield pending
-                pending = await run_in_threadpool(_next, chunks)
+                pending = await in_engine_thread(services, _next, chunks)
         finally:
             if not recorded:  # the client went away (or synthesis failed) part-way: bill what was made
                 with anyio.CancelScope(shield=True):  # a disconnect cancels this task; billing must still run
@@ -129,7 +129,7 @@ async def json_variant(services: Services, principal: Principal, req: SynthesisR
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
     stats = StreamStats()
     try:
-        audio = await run_in_threadpool(_whole, services, plan, fmt, rate, stats)
+        audio = await in_engine_thread(services, _whole, services, plan, fmt, rate, stats)
     except Exception as exc:  # noqa: BLE001 - the same JSON 500 as the audio path
         if (refusal := e.client_error(exc)) is not None:
             raise refusal from exc
@@ -154,7 +154,7 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
     async def events() -> AsyncIterator[bytes]:
         recorded = False
         try:
-            while (data := await run_in_threadpool(_next, chunks)) is not None:
+            while (data := await in_engine_thread(services, _next, chunks)) is not None:
                 yield _event("chunk", {"data": base64.b64encode(data).decode()})
             # Billed before "done" goes out: a client that saw the end is billed even if we die now.
             recorded = True

@@ -39,7 +39,7 @@ from starlette.concurrency import run_in_threadpool
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.ratelimit import allow_connection
-from facade.synthesis import Plan, default_rate, resolve
+from facade.synthesis import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest, parse_request
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
@@ -136,7 +136,7 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
 
     try:
         while session.generation == generation:
-            data = await run_in_threadpool(next, chunks, None)
+            data = await in_engine_thread(services, next, chunks, None)
             if data is None:
                 break
             if session.json_events:

@@ -162,3 +162,32 @@ def test_utility_failures_are_json(served: tuple[str, str], path: str) -> None:
     assert too_big.status_code == 413 and too_big.json() == {"error": f"request body is too large (at most {CAP} bytes)"}
     empty = httpx.post(f"{url}{path}", json={"text": "  "}, headers={"Authorization": f"Bearer {key}"})
     assert empty.status_code == 400 and empty.headers["content-type"].startswith("application/json")
+
+
+@pytest.mark.parametrize(("slots", "expected"), [(2, 2), (0, 8)])
+async def test_engine_slots_bound_concurrent_synthesis_steps(slots: int, expected: int) -> None:
+    """Eight streams' steps at once: with two slots, two run and six wait (on the event loop,
+    holding no thread); with none, all eight run."""
+    import threading
+
+    from facade.deps import Services
+    from facade.synthesis import in_engine_thread
+
+    lock = threading.Lock()
+    running = peak = 0
+
+    def step() -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.1)
+        with lock:
+            running -= 1
+
+    services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
+                        dispatcher=None, redis=None, engine_slots=slots)
+    import asyncio
+
+    await asyncio.gather(*(in_engine_thread(services, step) for _ in range(8)))
+    assert peak == expected
