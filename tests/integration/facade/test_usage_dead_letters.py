@@ -63,3 +63,38 @@ def test_a_poison_row_and_a_corrupt_line_block_nothing(pg_url: str, tmp_path: Pa
         assert any("corrupt usage spool line" in m for m in messages)
     finally:
         engine.dispose()
+
+
+def test_a_row_refused_at_record_time_goes_to_the_dead_letters(pg_url: str, tmp_path: Path) -> None:
+    """Not "database unavailable": the row is not spooled for replay (it would be refused again
+    forever) but set aside, and the request that made it is not failed."""
+    from facade.deps import Principal, Services
+    from facade.synthesis import Plan
+    from facade.usage import record
+    from facade.validation import SynthesisRequest
+    from speech.streaming import StreamStats
+    from speech.synthesizer import Controls
+    from speech.units import Unit
+
+    engine = make_engine(pg_url)
+    factory = make_sessionmaker(engine)
+
+    @contextlib.contextmanager
+    def sessions() -> Iterator[Any]:
+        with session_scope(factory) as session:
+            yield session
+
+    dead = DeadLetters(tmp_path / "outbox")
+    outbox = UsageSpool(tmp_path / "outbox", None, post=replay_into(sessions, dead), dead_letters=dead)
+    services = Services(catalog=None, synthesizer=None, session_factory=sessions, objects=None,  # type: ignore[arg-type]
+                        dispatcher=None, redis=None, usage_outbox=outbox)
+    ghost = Principal(uuid.uuid4(), None, "ghost", None, None, 60, "secret")  # no such account
+    request_id = f"ghost-{uuid.uuid4().hex[:8]}"
+    try:
+        record(services, ghost, SynthesisRequest(text="Hello.", speaker="joe"),
+               Plan("mistv3", "mistv3", None, "en", [Unit(text="Hello.")], Controls()),
+               StreamStats(sentences=1, audio_seconds=0.5), transport="http", request_id=request_id)
+        assert outbox.pending() == []
+        assert [d["record"]["requestId"] for d in dead.records()] == [request_id]
+    finally:
+        engine.dispose()
