@@ -28,6 +28,7 @@ from scheduler import intake, retention, sources
 from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import TASK_PLAN, TASK_WEBHOOK
+from speech.synthesizer import prepare
 from store.db import jobs as job_repo
 from store.errors import JobNotFound, ObjectNotFound
 
@@ -132,6 +133,18 @@ def _clean_controls(payload: dict[str, Any]) -> dict[str, Any]:
             for c in chapters
         ]
     return out
+
+
+_SPEECH_WINDOW: Final = 5000
+
+
+def _has_speech(text: str, lang: str, *, normalize: bool) -> bool:
+    """Whether any of the text is left to say once normalised (``* * *`` alone is not): a window
+    at a time, so a book answers after its first few thousand characters."""
+    return any(
+        prepare(text[at : at + _SPEECH_WINDOW], lang, normalize_text=normalize)
+        for at in range(0, len(text), _SPEECH_WINDOW)
+    )
 
 
 def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
@@ -255,6 +268,8 @@ async def submit(
     spec = _spec(services, payload)
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
+    if not await run_in_threadpool(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
+        raise e.ApiError(400, e.TEXT_EMPTY)  # else a job that "succeeds" with no chunks
     view, created = await run_in_threadpool(_submit, services, principal, spec, idempotency_key)
     # A replay answers as the first submission did (202), flagged the way Stripe flags replays.
     return JSONResponse(view, status_code=202, headers={} if created else {"Idempotent-Replayed": "true"})

@@ -118,7 +118,17 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
 async def _synthesize(websocket: WebSocket, session: Session, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
     req = replace(session.base, text=text)
-    plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
+    try:
+        plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
+    except e.ApiError as exc:
+        if exc.message != e.TEXT_EMPTY:
+            raise
+        # Only characters that normalise away ("* * *"): nothing to say, and the socket stays.
+        if session.json_events:
+            await websocket.send_text(_error(session, e.TEXT_EMPTY))
+            if done:
+                await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
+        return
     stats = StreamStats()
     generation = session.generation
     chunks = encoded_stream(

@@ -44,11 +44,18 @@ def client(db_sessionmaker: sessionmaker[Session], tmp_path: Path, redis_url: st
         yield c, key, services
 
 
-@pytest.mark.parametrize("text", ["   \n\n  ", "\x00\x00 \x01", "\t\x7f"])
+@pytest.mark.parametrize("text", ["   \n\n  ", "\x00\x00 \x01", "\t\x7f", "* * *", "***\n\n***"])
 def test_a_job_with_nothing_to_say_is_400(client: tuple[TestClient, str, Any], text: str) -> None:
     c, key, _ = client
     response = c.post("/v1/jobs", json={"text": text, "speaker": "joe"}, headers={"Authorization": f"Bearer {key}"})
     assert (response.status_code, response.text) == (400, "text must not be empty")
+
+
+def test_a_book_with_speech_late_in_it_is_accepted(client: tuple[TestClient, str, Any]) -> None:
+    c, key, _ = client
+    text = "* * *\n" * 3000 + "At last, a sentence."
+    response = c.post("/v1/jobs", json={"text": text, "speaker": "joe"}, headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 202, response.text
 
 
 def test_control_characters_are_cleaned_or_refused(client: tuple[TestClient, str, Any]) -> None:

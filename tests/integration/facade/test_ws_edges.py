@@ -62,6 +62,13 @@ async def test_every_flush_ends_with_done(served: tuple[str, str, ToneEngine], p
         await ws.send(json.dumps({"operation": "flush"}))
         await ws.send(json.dumps({"operation": "flush"}))
         assert len(await _until(ws, "done", 5)) == 1 and len(await _until(ws, "done", 5)) == 1
+        await ws.send(json.dumps({"text": "* * *"}))  # normalises away
+        await ws.send(json.dumps({"operation": "flush"}))
+        events = await _until(ws, "done", 5)
+        assert [e["type"] for e in events] == ["error", "done"] and events[0]["message"] == "text must not be empty"
+        await ws.send(json.dumps({"text": "Still open."}))
+        await ws.send(json.dumps({"operation": "flush"}))
+        assert [e["type"] for e in await _until(ws, "done", 5)][0] == "chunk"  # the socket stayed
 
 
 @pytest.mark.parametrize(("path", "say", "clear", "end"), [
