@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,12 +18,14 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from facade import console, openapi
 from facade import errors as e
 from facade.auth import db_authenticator
 from facade.deps import Services
+from facade.limits import BodyLimit
 from facade.routes import admin, jobs, tts, usage, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
@@ -31,8 +34,14 @@ from store.errors import StoreError
 log = logging.getLogger("lector.facade")
 
 
-def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]]]) -> FastAPI:
-    """``services_factory`` builds the services and returns them with a close function."""
+def create_app(
+    services_factory: Callable[[], tuple[Services, Callable[[], None]]],
+    *,
+    max_body_bytes: int = 32 * 1024 * 1024,
+    body_timeout_s: float = 120.0,
+) -> FastAPI:
+    """``services_factory`` builds the services and returns them with a close function; the body
+    cap and deadline are ``Settings.max_body_bytes`` and ``Settings.body_timeout_s``."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -62,13 +71,13 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
     # whatever only the catch-all ``Exception`` handler answered.
-    for error_class in (e.ApiError, SpeechError, StoreError, SchedulerError, Exception):
+    for error_class in (e.ApiError, SpeechError, StoreError, SchedulerError, ClientDisconnect, Exception):
         app.add_exception_handler(error_class, e.handle)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
-        return e.plain(exc.status_code, message)
+        return e.to_response(e.ApiError(exc.status_code, message), path=request.url.path)
 
     async def validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
@@ -78,6 +87,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
     return app
 
 
@@ -126,6 +136,7 @@ def cloud_services(settings: Any) -> tuple[Services, Callable[[], None]]:
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=_usage_outbox(settings, sessions),
+        engine_slots=_engine_slots(settings),
     )
 
     def close() -> None:
@@ -141,12 +152,23 @@ def _usage_outbox(settings: Any, sessions: Callable[[], Any]) -> Any:
     the spool is safe for one process, and a restarted process on that port replays what its
     predecessor left."""
     from facade.usage import replay_into
-    from facade.usage_spool import UsageSpool
+    from facade.usage_spool import DeadLetters, UsageSpool
 
-    outbox = UsageSpool(settings.data_dir / f"usage-outbox-{settings.port}", None, post=replay_into(sessions),
-                        interval_s=5.0)
+    directory = settings.data_dir / f"usage-outbox-{settings.port}"
+    dead_letters = DeadLetters(directory)
+    outbox = UsageSpool(directory, None, post=replay_into(sessions, dead_letters), interval_s=5.0, dead_letters=dead_letters)
     outbox.start()
     return outbox
+
+
+def _engine_slots(settings: Any) -> int:
+    """One in-process synthesis step per core by default; a model service (``MODEL_URL``) batches
+    many requests per call, so the API must not hold them back."""
+    if settings.engine_slots >= 0:
+        return int(settings.engine_slots)
+    if settings.model_url:
+        return 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def create_app_from_env() -> FastAPI:
@@ -154,7 +176,9 @@ def create_app_from_env() -> FastAPI:
     from lector.settings import Settings
 
     settings = Settings()
-    return create_app(lambda: cloud_services(settings))
+    return create_app(
+        lambda: cloud_services(settings), max_body_bytes=settings.max_body_bytes, body_timeout_s=settings.body_timeout_s
+    )
 
 
 def _cloud_synthesizer(settings: Any, build_local: Callable[[Any], Any]) -> Any:

@@ -56,6 +56,10 @@ class Services:
     # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
     usage_sink: Callable[[dict[str, Any]], Any] | None = None
     usage_outbox: Any | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
+    # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
+    # facade.synthesis.in_engine_thread for why.
+    engine_slots: int = 0
+    engine_limiter: Any | None = None  # made on first use, on the serving event loop
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""

@@ -1,8 +1,10 @@
 """The one mapping from lector's errors to the seed's HTTP answers.
 
 Bodies are the seed's plain-text messages. JSON ``{"error": ...}`` is used only where the seed
-says so: an unhandled 500 from the streaming synthesis endpoint, and failures of ``/phonemize``
-and ``/textnorm``. Anything unmapped is a 500 ``internal error`` logged with its traceback.
+says so: an unhandled 500 from the streaming synthesis endpoint, and every failure of
+``/phonemize`` and ``/textnorm`` (``JSON_PATHS``: 404, 405 and 413 included). Anything unmapped is
+a 500 ``internal error`` logged with its traceback; a client that hung up mid-upload is one quiet
+log line. Messages that echo the caller's input cut it short (``cut``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.requests import ClientDisconnect
 
 from speech import errors as speech_errors
 from store import errors as store_errors
@@ -48,6 +51,24 @@ WS_LIMIT = "Currently at websocket limit"
 INTERNAL = "internal error"
 DATABASE = "Database error"
 TEXTNORM_ENGINE = "text normalization engine error"
+BODY_TIMEOUT = "request body was not received in time"
+CLIENT_GONE = "client disconnected"
+
+#: Endpoints whose every failure is JSON ``{"error": ...}`` (the seed).
+JSON_PATHS = frozenset({"/textnorm", "/phonemize"})
+#: How much of the caller's own input an error message repeats.
+ECHO_CHARS = 64
+
+
+def cut(value: object, limit: int = ECHO_CHARS) -> str:
+    """``value`` as text, cut to ``limit`` characters: error messages name what was wrong
+    without echoing a 10 KB speaker name back (or into the logs)."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def body_too_large(max_bytes: int) -> ApiError:
+    return ApiError(413, f"request body is too large (at most {max_bytes} bytes)")
 
 # Domain error -> (status, message or None to use str(exc)).
 _TABLE: dict[type[Exception], tuple[int, str | None]] = {
@@ -90,18 +111,25 @@ def plain(status: int, message: str) -> Response:
     return PlainTextResponse(message, status_code=status, media_type="text/plain; charset=utf-8")
 
 
-def to_response(exc: Exception) -> Response:
+def to_response(exc: Exception, *, path: str = "") -> Response:
+    """The answer to ``exc``; on a ``JSON_PATHS`` endpoint always a JSON body."""
+    as_json = path in JSON_PATHS
     if isinstance(exc, ApiError):
-        if exc.json_body:
-            return JSONResponse({"error": exc.message}, status_code=exc.status)
-        return plain(exc.status, exc.message)
-    mapped = lookup(exc)
-    if mapped is not None:
-        return plain(*mapped)
-    log.exception("unhandled error", exc_info=exc)
-    return plain(500, INTERNAL)
+        status, message, as_json = exc.status, exc.message, as_json or exc.json_body
+    elif isinstance(exc, ClientDisconnect):
+        # Nobody reads this answer; one line, no traceback (a hang-up is not our failure).
+        log.info("%s: %s", CLIENT_GONE, path or "request")
+        status, message = 400, CLIENT_GONE
+    elif (mapped := lookup(exc)) is not None:
+        status, message = mapped
+    else:
+        log.exception("unhandled error", exc_info=exc)
+        status, message = 500, INTERNAL
+    if as_json:
+        return JSONResponse({"error": message}, status_code=status)
+    return plain(status, message)
 
 
 async def handle(request: Request, exc: Exception) -> Response:
     """Registered for ``Exception`` on the app: every error funnels through ``to_response``."""
-    return to_response(exc)
+    return to_response(exc, path=request.url.path)

@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import defaultdict
 
 from starlette.concurrency import run_in_threadpool
 
 from facade.deps import Principal, Services
 
-_local: dict[str, int] = defaultdict(int)
+# In-process counts, by minute then account. Only the current and the previous minute are ever
+# read, so older minutes are dropped as the clock moves on: the table holds at most two minutes
+# of accounts, however long the process runs.
+_local: dict[int, dict[str, int]] = {}
 _local_lock = threading.Lock()
+
+
+def _count_locally(account: str, minute: int) -> tuple[int, int]:
+    """Count one connection of ``account`` in ``minute``; its counts this minute and the last."""
+    with _local_lock:
+        for old in [m for m in _local if m < minute - 1]:
+            del _local[old]
+        current = _local.setdefault(minute, {})
+        current[account] = current.get(account, 0) + 1
+        return current[account], _local.get(minute - 1, {}).get(account, 0)
 
 
 def _allow_sync(services: Services, principal: Principal, now: float) -> bool:
@@ -37,9 +49,7 @@ def _allow_sync(services: Services, principal: Principal, now: float) -> bool:
         current, _, previous = pipe.execute()
         previous = int(previous or 0)
     else:
-        with _local_lock:
-            _local[current_key] += 1
-            current, previous = _local[current_key], _local.get(previous_key, 0)
+        current, previous = _count_locally(account, minute)
     return current + previous * weight <= limit
 
 

@@ -36,7 +36,7 @@ from facade.routes.tts import audio_stream
 from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime
 from facade.synthesis import Plan, default_rate, resolve
 from facade.usage import record
-from facade.validation import SynthesisRequest, parse_json_body, parse_request
+from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
     JSON_VARIANT_FORMATS,
     AudioFormat,
@@ -67,7 +67,8 @@ async def synthesize(request: Request, services: ServicesDep, principal: Princip
     accept = request.headers.get("accept")
     choice = negotiate(accept, allow_json=False, allow_sse=False)
     if choice.representation is Representation.AUDIO and not choice.defaulted and choice.format is not None:
-        rate = req.sampling_rate or choice.rate or default_rate(plan.model_id, choice.format.value)
+        accept_rate = checked_rate(choice.rate_param)
+        rate = req.sampling_rate or accept_rate or default_rate(plan.model_id, choice.format.value)
         return await audio_stream(services, principal, req, plan, choice.format, rate, transport="http")
     if choice.representation is Representation.NOT_ACCEPTABLE and _names_audio(accept):
         raise e.ApiError(406, not_acceptable_message(plan.requested_model))

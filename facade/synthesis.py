@@ -6,8 +6,11 @@ same way and raises the same errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio
 
 from facade import errors as e
 from facade.deps import Principal, Services
@@ -52,10 +55,29 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         )
     except TextError as exc:
         raise e.ApiError(400, str(exc)) from exc
+    if not units:  # only characters that normalise away (control characters, spaces)
+        raise e.ApiError(400, e.TEXT_EMPTY)
     if any(unit.phonemes for unit in units) and not services.synthesizer.speaks_phonemes(voice):
         raise e.ApiError(400, str(PhonemesNotSupported(req.speaker)))
     controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
     return Plan(model_id, requested, voice, lang, units, controls)
+
+
+T = TypeVar("T")
+
+
+async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any) -> T:
+    """Run one synthesis step (a sentence: engine, resampling, encoding) on a worker thread, at
+    most ``services.engine_slots`` at once. A CPU engine is mostly Python driving torch, so every
+    extra thread is one more contender for the GIL: with 48 streams on 2 cores the event loop
+    waited seconds for its turn, and even the voice list stalled. Waiting for a slot happens on
+    the event loop, holding no thread, so the API stays responsive and the streams share the
+    cores in turn."""
+    if services.engine_slots <= 0:
+        return await anyio.to_thread.run_sync(fn, *args)
+    if services.engine_limiter is None:
+        services.engine_limiter = anyio.CapacityLimiter(services.engine_slots)
+    return await anyio.to_thread.run_sync(fn, *args, limiter=services.engine_limiter)
 
 
 def default_rate(model_id: str, fmt_name: str) -> int:

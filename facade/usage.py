@@ -8,6 +8,10 @@ When PostgreSQL cannot take the row (it went away after the request was authenti
 row goes to the outbox: a ``UsageSpool`` on local disk, fsynced before ``record`` returns, that
 a background thread replays into PostgreSQL (``replay_into``) once it answers again. A replay
 that crashed half-way is sent again, and rows already in are recognised by request id and time.
+
+Only "database unavailable" waits in the outbox. A row PostgreSQL refuses for another reason
+would be refused again on every replay, so it goes to the outbox's dead letters
+(``DeadLetters``) with a log line, and the rows behind it are replayed.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from typing import Any
 
 from facade.deps import Principal, Services
 from facade.synthesis import Plan
+from facade.usage_spool import DeadLetters
 from facade.validation import SynthesisRequest
 from speech.streaming import StreamStats
+from store.errors import DatabaseUnavailable
 
 log = logging.getLogger("lector.usage")
 
@@ -72,12 +78,18 @@ def record(
     try:
         with services.session_factory() as session:
             _insert(session, row)
-    except Exception:
+    except DatabaseUnavailable:
         if services.usage_outbox is None:  # the audio is delivered; losing the row must be loud
             log.exception("could not record usage for request %s", request_id)
             return
-        log.warning("database unavailable: usage of request %s kept in the outbox", request_id, exc_info=True)
+        log.warning("database unavailable: usage of request %s kept in the outbox", request_id)
         services.usage_outbox.append(row)
+    except Exception as exc:  # noqa: BLE001 - a refused row: kept aside, never retried in a loop
+        dead = services.usage_outbox.dead_letters if services.usage_outbox is not None else None
+        if dead is None:
+            log.exception("could not record usage for request %s", request_id)
+            return
+        dead.add(row, f"{type(exc).__name__}: {exc}")
 
 
 def _insert(session: Any, row: dict[str, Any]) -> bool:
@@ -96,17 +108,26 @@ def _insert(session: Any, row: dict[str, Any]) -> bool:
     )
 
 
-def replay_into(session_factory: Callable[[], Any]) -> Callable[[dict[str, Any]], bool]:
-    """The outbox's sender: one batch of spooled rows into PostgreSQL in one transaction."""
+def replay_into(
+    session_factory: Callable[[], Any], dead_letters: DeadLetters | None = None
+) -> Callable[[dict[str, Any]], bool]:
+    """The outbox's sender: spooled rows into PostgreSQL, one transaction each, so that a row
+    PostgreSQL refuses (it goes to ``dead_letters``) holds up none behind it. While the database
+    is away the batch stays spooled (rows already in are recognised on the next replay)."""
 
     def send(body: dict[str, Any]) -> bool:
-        try:
-            with session_factory() as session:
-                for row in body["records"]:
+        for row in body["records"]:
+            try:
+                with session_factory() as session:
                     _insert(session, row)
-        except Exception as exc:  # noqa: BLE001 - still down: the spool keeps the batch and tries later
-            log.warning("usage outbox replay failed: %s", exc)
-            return False
+            except DatabaseUnavailable as exc:
+                log.warning("usage outbox replay waits: %s", exc)
+                return False
+            except Exception as exc:  # noqa: BLE001 - a poison row: set aside, go on
+                if dead_letters is None:
+                    log.exception("usage outbox row %s refused; kept in the outbox", row.get("requestId"))
+                    return False
+                dead_letters.add(row, f"{type(exc).__name__}: {exc}")
         return True
 
     return send

@@ -13,6 +13,11 @@ The batch body is ``{"records": [{"id", "ts", "characters", "model", "speaker", 
 "transport", "audioSeconds", "requestId", "customer", "licenseId"}...]}`` (the last two are added
 by the self-hosted runtime from the licence the synthesis ran under). When everything is acknowledged, the spool is truncated
 (under the same lock as appends) so it never grows without bound.
+
+Nothing is dropped silently: a spool line that is not JSON (a disk error, a hand edit) is logged
+and copied to ``<dir>/corrupt.jsonl`` before the cursor passes it, and a record the receiver
+refuses for good (``DeadLetters``, used by the cloud outbox's replay) goes to
+``<dir>/dead-letter.jsonl`` with the reason, so the records behind it are not held up.
 """
 
 from __future__ import annotations
@@ -34,6 +39,40 @@ log = logging.getLogger("lector.usage_spool")
 
 SPOOL_NAME = "usage.jsonl"
 CURSOR_NAME = "cursor"
+CORRUPT_NAME = "corrupt.jsonl"
+DEAD_LETTER_NAME = "dead-letter.jsonl"
+
+
+def _append_line(path: Path, line: bytes) -> None:
+    """Append one line and fsync it: set-aside records are billing evidence too."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line if line.endswith(b"\n") else line + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class DeadLetters:
+    """Records that can never be delivered as they are (the receiver refused them for a reason
+    other than being away): kept one JSON line each, with the reason, for an operator to mend
+    and replay, while delivery goes on with the records behind them."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.path = Path(directory) / DEAD_LETTER_NAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def add(self, record: Mapping[str, Any], reason: str) -> None:
+        log.error("usage record %s set aside in %s: %s", record.get("requestId") or record.get("id"), self.path, reason)
+        line = json.dumps({"reason": reason, "record": dict(record)}, separators=(",", ":"), default=str).encode()
+        with self._lock:
+            _append_line(self.path, line)
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_bytes().splitlines() if line.strip()]
 
 
 def _fsync_dir(path: Path) -> None:
@@ -62,9 +101,11 @@ class UsageSpool:
         timeout_s: float = 5.0,
         post: Callable[[dict[str, Any]], bool] | None = None,
         transport: httpx.BaseTransport | None = None,
+        dead_letters: DeadLetters | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.dead_letters = dead_letters or DeadLetters(self.directory)
         self.spool_path = self.directory / SPOOL_NAME
         self.cursor_path = self.directory / CURSOR_NAME
         self.url = url
@@ -145,8 +186,10 @@ class UsageSpool:
         records, _ = self._read_batch(limit=None)
         return records
 
-    def _read_batch(self, *, limit: int | None) -> tuple[list[dict[str, Any]], int]:
-        """(records from the cursor on, up to ``limit``; the offset just past the last one)."""
+    def _read_batch(self, *, limit: int | None, set_aside: bool = False) -> tuple[list[dict[str, Any]], int]:
+        """(records from the cursor on, up to ``limit``; the offset just past the last one).
+        With ``set_aside`` (sending), a line that is not a JSON object is logged and copied to
+        ``corrupt.jsonl`` before the cursor can pass it."""
         offset = self._read_cursor()
         records: list[dict[str, Any]] = []
         try:
@@ -159,8 +202,17 @@ class UsageSpool:
                 if not line.endswith(b"\n"):
                     break  # an append in progress
                 offset += len(line)
-                with contextlib.suppress(ValueError):
-                    records.append(json.loads(line))
+                try:
+                    record = json.loads(line)
+                    if not isinstance(record, dict):
+                        raise ValueError("not a JSON object")
+                except ValueError as exc:
+                    if set_aside:
+                        log.error("corrupt usage spool line at byte %d set aside in %s: %s",
+                                  offset - len(line), self.directory / CORRUPT_NAME, exc)
+                        _append_line(self.directory / CORRUPT_NAME, line)
+                    continue
+                records.append(record)
                 if limit is not None and len(records) >= limit:
                     break
         return records, offset
@@ -189,7 +241,7 @@ class UsageSpool:
         sent = 0
         with self._send_lock:
             while True:
-                records, end = self._read_batch(limit=self.batch_size)
+                records, end = self._read_batch(limit=self.batch_size, set_aside=True)
                 if not records:
                     if end != self._read_cursor():  # only unreadable lines were left
                         with self._lock:

@@ -19,6 +19,8 @@ from facade import errors as e
 MAX_TEXT_CHARS = 1000
 TIME_SCALE_MIN, TIME_SCALE_MAX = 0.4, 2.5
 SPEED_MIN, SPEED_MAX = 0.1, 10.0
+RATE_MIN, RATE_MAX = 4000, 96000
+RATE_RANGE = f"samplingRate must be between {RATE_MIN} and {RATE_MAX}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,15 @@ def _number(value: Any, name: str) -> float | None:
     return number
 
 
+def checked_rate(value: Any) -> int | None:
+    """A sample rate from ``samplingRate`` or an ``Accept`` range's ``rate=`` parameter: one rule
+    and one message for both, so neither door streams audio at 1 Hz or 1 MHz."""
+    rate = _number(value, "samplingRate")
+    if rate is not None and not (RATE_MIN <= rate <= RATE_MAX):
+        raise e.ApiError(400, RATE_RANGE)
+    return int(rate) if rate is not None else None
+
+
 def parse_request(
     payload: Mapping[str, Any], *, max_chars: int | None = MAX_TEXT_CHARS
 ) -> SynthesisRequest:
@@ -81,7 +92,7 @@ def parse_request(
     text = payload["text"]
     if not isinstance(text, str):
         raise e.ApiError(400, e.TEXT_NOT_STRING)
-    if text == "":
+    if not text.strip():  # only whitespace has nothing to say either
         raise e.ApiError(400, e.TEXT_EMPTY)
     if max_chars is not None and len(text) > max_chars:
         raise e.ApiError(400, e.TEXT_TOO_LONG)
@@ -100,9 +111,7 @@ def parse_request(
     if model_id is not None and not isinstance(model_id, str):
         raise e.ApiError(400, "modelId must be a string")
 
-    rate = _number(payload.get("samplingRate"), "samplingRate")
-    if rate is not None and not (4000 <= rate <= 96000):
-        raise e.ApiError(400, "samplingRate must be between 4000 and 96000")
+    rate = checked_rate(payload.get("samplingRate"))
     time_scale = _number(payload.get("timeScaleFactor"), "timeScaleFactor")
     speed = _number(payload.get("speedAlpha"), "speedAlpha")
     inline = payload.get("inlineSpeedAlpha")
@@ -114,7 +123,7 @@ def parse_request(
         speaker=speaker,
         model_id=model_id or None,
         lang=lang or None,
-        sampling_rate=int(rate) if rate is not None else None,
+        sampling_rate=rate,
         # The seed: clamped to 0.4-2.5 with no error.
         time_scale=min(max(time_scale, TIME_SCALE_MIN), TIME_SCALE_MAX) if time_scale is not None else 1.0,
         speed_alpha=min(max(speed, SPEED_MIN), SPEED_MAX) if speed else None,

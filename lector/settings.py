@@ -25,6 +25,12 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     data_dir: Path = Field(Path(".lector"), description="project-local state for embedded services")
+    # HTTP edges: a 2,000,000-character book is at most 8 MB of UTF-8 (12 MB as JSON \u escapes).
+    max_body_bytes: int = Field(32 * 1024 * 1024, gt=0, description="larger request bodies get 413")
+    body_timeout_s: float = Field(120.0, gt=0, description="a request body must arrive within this")
+    # `lector run`: a child that dies is restarted after a doubling backoff, this many times a minute at most.
+    restart_limit_per_minute: int = Field(5, ge=1)
+    restart_backoff_s: float = Field(1.0, ge=0)
 
     # None means: use the local service on its standard port if it answers, else start an embedded one.
     database_url: str | None = None
@@ -49,6 +55,9 @@ class Settings(BaseSettings):
     )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: str | None = Field(None, validation_alias="MODEL_URL")
+    engine_slots: int = Field(
+        -1, description="in-process synthesis steps at once in the API; -1: one per core (none with MODEL_URL), 0: no limit"
+    )
 
     # Jobs
     visibility_timeout_s: int = Field(1800, description="longer than the longest task, or healthy tasks run twice")

@@ -2,19 +2,20 @@
 
 Resolves (or starts) PostgreSQL and Redis, applies migrations, makes sure a dev account and key
 exist so a newcomer can curl it at once, then runs the API, a GPU-queue worker, a CPU-queue worker
-with the periodic reaper, each in its own process group. Ctrl-C stops everything it started.
+with the periodic reaper, each in its own process group. ``lector.children`` keeps them alive: a
+child that dies is restarted (with backoff, at most ``restart_limit_per_minute`` times a minute)
+and, when it was a worker, the unfinished jobs are re-sent at once (``resume_jobs``). Ctrl-C
+stops everything it started, also when pressed twice.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
+from lector.children import Supervisor, supervise
 from lector.services import Backends, resolve
 from lector.settings import Settings
 
@@ -79,19 +80,13 @@ def per_gpu_children(argv: list[str], name: str, gpus: int) -> list[tuple[list[s
             for i in range(gpus)]
 
 
-def run_children(children: list[tuple[list[str], dict[str, str]]]) -> int:
-    """Run the processes until one exits or we are told to stop; then stop them all."""
-    signal.signal(signal.SIGTERM, _interrupt)
-    procs = {
-        f"child{i}": subprocess.Popen(argv, env={**os.environ, **env}, start_new_session=True)
-        for i, (argv, env) in enumerate(children)
-    }
-    try:
-        return _watch(procs)
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        _stop_all(procs)
+def run_children(children: list[tuple[list[str], dict[str, str]]], settings: Settings | None = None) -> int:
+    """Run the processes, restarting any that dies, until we are told to stop; then stop them all."""
+    return supervise({f"child{i}": child for i, child in enumerate(children)}, **_restart_options(settings or Settings()))
+
+
+def _restart_options(settings: Settings) -> dict[str, float]:
+    return {"max_restarts_per_minute": settings.restart_limit_per_minute, "backoff_s": settings.restart_backoff_s}
 
 
 def ensure_dev_key(settings: Settings, database_url: str) -> str | None:
@@ -114,22 +109,43 @@ def ensure_dev_key(settings: Settings, database_url: str) -> str | None:
         engine.dispose()
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def resume_jobs(database_url: str, redis_url: str, visibility_timeout_s: int) -> int:
+    """Re-send the next step of every unfinished job at once: a worker that died took its task
+    with it, and waiting for the reaper (``stall_after_s``, minutes) would stall those jobs. A
+    job that was not stalled gets a twin task; every step is idempotent, and a chunk is billed
+    once (``mark_chunk_done`` refuses a chunk already done)."""
+    from datetime import timedelta
+
+    from scheduler import reaper
+    from scheduler.queue import Dispatcher, make_celery
+    from store.db.session import make_engine, make_sessionmaker, session_scope
+
+    engine = make_engine(database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            actions = reaper.stalled(session=session, stall_after=timedelta(0))
+    finally:
+        engine.dispose()
+    dispatcher = Dispatcher(make_celery(redis_url, visibility_timeout_s=visibility_timeout_s))
+    for task, job_id in actions:
+        dispatcher.send(task, job_id)
+    if actions:
+        log.info("resumed %d unfinished job(s) after a worker restart", len(actions))
+    return len(actions)
 
 
 def run(settings: Settings) -> int:
     from store.db.migrate import upgrade
 
-    # SIGTERM (systemd, docker stop, a CI timeout) stops everything just as Ctrl-C does.
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGHUP, _interrupt)
-
-    backends = resolve(
-        database_url=settings.database_url, redis_url=settings.redis_url, data_dir=settings.data_dir
-    )
-    procs: dict[str, subprocess.Popen[bytes]] = {}
+    # SIGTERM (systemd, docker stop, a CI timeout), SIGHUP and Ctrl-C all stop everything; a
+    # second one while stopping changes nothing (lector.children).
+    supervisor = Supervisor({}, **_restart_options(settings))
+    supervisor.install_signal_handlers()
+    backends: Backends | None = None
     try:
+        backends = resolve(
+            database_url=settings.database_url, redis_url=settings.redis_url, data_dir=settings.data_dir
+        )
         upgrade(backends.database_url)
         if settings.env == "dev":
             key = ensure_dev_key(settings, backends.database_url)
@@ -137,39 +153,17 @@ def run(settings: Settings) -> int:
                 print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
         env = child_env(settings, backends)
         for name, (argv, overrides) in commands(settings, gpu_count(settings)).items():
-            procs[name] = subprocess.Popen(argv, env={**env, **overrides}, start_new_session=True)
-            log.info("started %s (pid %d)", name, procs[name].pid)
+            supervisor.add(name, argv, {**env, **overrides})
+        urls = (backends.database_url, backends.redis_url, settings.visibility_timeout_s)
+        supervisor.on_restart = lambda name: resume_jobs(*urls) if name.startswith("worker-") else None
+        supervisor.start()
         print(  # noqa: T201
             f"lector is starting on http://{settings.host}:{settings.port} (Ctrl-C stops it)", flush=True
         )
-        return _watch(procs)
+        return supervisor.watch()
     except KeyboardInterrupt:
         return 0
     finally:
-        _stop_all(procs)
-        backends.close()
-
-
-def _watch(procs: dict[str, subprocess.Popen[bytes]]) -> int:
-    """Block until one process exits (the caller then stops the rest): its code, never 0."""
-    while True:
-        for name, proc in procs.items():
-            if proc.poll() is not None:
-                log.error("%s exited with %s; stopping", name, proc.returncode)
-                return proc.returncode or 1
-        time.sleep(0.5)
-
-
-def _stop_all(procs: dict[str, subprocess.Popen[bytes]]) -> None:
-    for proc in procs.values():
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-    deadline = time.monotonic() + 15
-    for proc in procs.values():
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        supervisor.stop()
+        if backends is not None:
+            backends.close()

@@ -4,9 +4,14 @@
     ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
     ├── JobNotRunnable        the job was canceled or already finished; the task stops quietly
     └── DeliveryFailed        a webhook attempt failed; the task retries with backoff
+
+``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
 
 from __future__ import annotations
+
+from speech import errors as speech_errors
+from store import errors as store_errors
 
 
 class SchedulerError(Exception):
@@ -23,3 +28,27 @@ class JobNotRunnable(SchedulerError):
 
 class DeliveryFailed(SchedulerError):
     pass
+
+
+# What a customer reads in a failed job's ``error`` (the API and the webhook): a short list of
+# our own sentences. The exception itself, which may carry SQL, a path or a traceback's last
+# line, goes to the worker's log only.
+JOB_ERRORS: dict[type[Exception], str] = {
+    speech_errors.VoiceNotFound: "the job's voice is not available",
+    speech_errors.ModelNotFound: "the job's model is not available",
+    speech_errors.LanguageNotSupported: "the job's language is not supported by its voice",
+    speech_errors.TextError: "the job's text could not be read",
+    speech_errors.PhonemizerError: "the job's text could not be phonemized",
+    speech_errors.EngineError: "synthesis failed",
+    speech_errors.AudioError: "audio encoding failed",
+    store_errors.ObjectNotFound: "the job's stored text or audio is missing",
+}
+JOB_ERROR_INTERNAL = "internal error"
+
+
+def job_error(exc: BaseException) -> str:
+    """The customer's sentence for a job that failed with ``exc``, most specific class first."""
+    for cls in type(exc).__mro__:
+        if cls in JOB_ERRORS:
+            return JOB_ERRORS[cls]
+    return JOB_ERROR_INTERNAL

@@ -18,6 +18,14 @@
 
 from __future__ import annotations
 
+#: How much of a caller's input (a speaker, a model, a language) a message repeats: enough to
+#: recognise it, never a 10 KB name echoed back whole.
+ECHO_CHARS = 64
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= ECHO_CHARS else value[: ECHO_CHARS - 3] + "..."
+
 
 class SpeechError(Exception):
     """Root of every error the synthesis core raises."""
@@ -25,20 +33,20 @@ class SpeechError(Exception):
 
 class VoiceNotFound(SpeechError):
     def __init__(self, speaker: str, model_id: str) -> None:
-        super().__init__(f"speaker {speaker} is not a voice of model {model_id}")
+        super().__init__(f"speaker {_cut(speaker)} is not a voice of model {_cut(model_id)}")
         self.speaker = speaker
         self.model_id = model_id
 
 
 class ModelNotFound(SpeechError):
     def __init__(self, model_id: str) -> None:
-        super().__init__(f"modelId {model_id} is not supported")
+        super().__init__(f"modelId {_cut(model_id)} is not supported")
         self.model_id = model_id
 
 
 class LanguageNotSupported(SpeechError):
     def __init__(self, lang: str, model_id: str) -> None:
-        super().__init__(f"Language {lang} is not supported for model {model_id}")
+        super().__init__(f"Language {_cut(lang)} is not supported for model {_cut(model_id)}")
         self.lang = lang
         self.model_id = model_id
 
@@ -57,7 +65,7 @@ class TextTooLong(TextError):
 
 class PhonemesNotSupported(TextError):
     def __init__(self, speaker: str) -> None:
-        super().__init__(f"speaker {speaker} does not accept phonemes between brackets")
+        super().__init__(f"speaker {_cut(speaker)} does not accept phonemes between brackets")
         self.speaker = speaker
 
 

@@ -16,6 +16,7 @@ import redis
 from celery import Task
 
 from scheduler import assembly, delivery, planning, reaper, retention, synthesis, webhooks
+from scheduler.errors import job_error
 from scheduler.parallel import BrokenProcessPool
 from scheduler.queue import (
     TASK_ASSEMBLE,
@@ -56,7 +57,7 @@ def _fail(job_id: uuid.UUID, exc: BaseException) -> None:
     with res.sessions() as session:
         failed = job_repo.set_job_status(
             session=session, job_id=job_id, status="failed",
-            expected=("queued", "planning", "running", "assembling"), error=f"{type(exc).__name__}: {exc}",
+            expected=("queued", "planning", "running", "assembling"), error=job_error(exc),
         )
     if failed:
         res.dispatcher.send(TASK_WEBHOOK, str(job_id), 1)
@@ -67,7 +68,7 @@ class JobTask(Task):  # type: ignore[misc]
 
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         if args and not isinstance(exc, TRANSIENT):
-            log.error("job %s failed in %s: %s", args[0], self.name, exc)
+            log.error("job %s failed in %s", args[0], self.name, exc_info=exc)
             _fail(uuid.UUID(args[0]), exc)
 
 

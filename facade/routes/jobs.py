@@ -9,6 +9,7 @@ book's integrated loudness in LUFS (default -19, true peak at most -3 dBFS eithe
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any, Final
 
@@ -16,6 +17,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.requests import ClientDisconnect
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
@@ -26,6 +28,7 @@ from scheduler import intake, retention, sources
 from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import TASK_PLAN, TASK_WEBHOOK
+from speech.synthesizer import prepare
 from store.db import jobs as job_repo
 from store.errors import JobNotFound, ObjectNotFound
 
@@ -104,7 +107,48 @@ def _loudness(value: Any) -> float | None:
     return lufs
 
 
+# C0/C1 control characters but tab, newline and carriage return. PostgreSQL refuses NUL in text
+# and JSON, and none of them is speech: in free text each becomes a space (so chapter offsets
+# still point where the client counted), in names they are refused.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_FREE_TEXT_FIELDS: Final = ("text", "title", "author")
+_NAME_FIELDS: Final = ("speaker", "modelId", "lang", "format", "webhookUrl", "audioFormat")
+
+
+def _clean_controls(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload with control characters blanked in its free text; a control character in a
+    name (speaker, URL, ...) is a 400, since a name with one cut out would be another name."""
+    out = dict(payload)
+    for name in _FREE_TEXT_FIELDS:
+        if isinstance(out.get(name), str):
+            out[name] = _CONTROL.sub(" ", out[name])
+    for name in _NAME_FIELDS:
+        if isinstance(out.get(name), str) and _CONTROL.search(out[name]):
+            raise e.ApiError(400, f"{name} must not contain control characters")
+    chapters = out.get("chapters")
+    if isinstance(chapters, list):
+        out["chapters"] = [
+            {k: _CONTROL.sub(" ", v) if k in ("title", "text") and isinstance(v, str) else v for k, v in c.items()}
+            if isinstance(c, dict) else c
+            for c in chapters
+        ]
+    return out
+
+
+_SPEECH_WINDOW: Final = 5000
+
+
+def _has_speech(text: str, lang: str, *, normalize: bool) -> bool:
+    """Whether any of the text is left to say once normalised (``* * *`` alone is not): a window
+    at a time, so a book answers after its first few thousand characters."""
+    return any(
+        prepare(text[at : at + _SPEECH_WINDOW], lang, normalize_text=normalize)
+        for at in range(0, len(text), _SPEECH_WINDOW)
+    )
+
+
 def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
+    payload = _clean_controls(payload)
     given = payload.get("chapters")
     if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
         try:
@@ -148,8 +192,10 @@ async def _form_payload(request: Request) -> dict[str, Any]:
     its chapters, title and author unless given) plus the other fields."""
     try:
         form = await request.form(max_files=1, max_fields=50, max_part_size=MAX_JOB_CHARS * 4)
+    except (e.ApiError, ClientDisconnect):  # the body cap, its deadline, a hang-up: answered as such
+        raise
     except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
-        raise e.ApiError(400, f"cannot read the form: {exc}") from None
+        raise e.ApiError(400, f"cannot read the form: {e.cut(exc, 120)}") from None
     payload: dict[str, Any] = {}
     upload: UploadFile | None = None
     for name, value in form.multi_items():
@@ -222,6 +268,8 @@ async def submit(
     spec = _spec(services, payload)
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
+    if not await run_in_threadpool(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
+        raise e.ApiError(400, e.TEXT_EMPTY)  # else a job that "succeeds" with no chunks
     view, created = await run_in_threadpool(_submit, services, principal, spec, idempotency_key)
     # A replay answers as the first submission did (202), flagged the way Stripe flags replays.
     return JSONResponse(view, status_code=202, headers={} if created else {"Idempotent-Replayed": "true"})
@@ -272,8 +320,8 @@ async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) ->
             return job_view(job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)), moved
 
     view, moved = await run_in_threadpool(run)
-    if moved:
-        services.dispatcher.send(TASK_WEBHOOK, view["id"], 1)
+    if moved:  # a Redis publish blocks: off the event loop, like every other send
+        await run_in_threadpool(services.dispatcher.send, TASK_WEBHOOK, view["id"], 1)
     return JSONResponse(view)
 
 
@@ -306,7 +354,10 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
     url = await run_in_threadpool(services.objects.presigned_url, key, expires_s=services.presign_seconds)
     if url:
         return RedirectResponse(url, status_code=307)
-    data = await run_in_threadpool(services.objects.get_bytes, key)
+    try:
+        data = await run_in_threadpool(services.objects.get_bytes, key)
+    except ObjectNotFound as exc:  # deleted under us (retention, an operator): as the subtitles answer
+        raise JobNotFound(str(exc)) from exc
     return Response(data, media_type=content_type or "application/octet-stream")
 
 

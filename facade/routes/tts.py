@@ -22,9 +22,9 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
-from facade.synthesis import Plan, default_rate, resolve
+from facade.synthesis import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
-from facade.validation import SynthesisRequest, parse_json_body, parse_request
+from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
     JSON_VARIANT_FORMATS,
     AudioFormat,
@@ -59,7 +59,8 @@ async def service_tts(request: Request, services: ServicesDep, principal: Princi
     if choice.representation is Representation.EVENT_STREAM:
         return await sse_variant(services, principal, req, plan)
     fmt = choice.format or AudioFormat.PCM
-    rate = req.sampling_rate or choice.rate or default_rate(plan.model_id, fmt.value)
+    accept_rate = checked_rate(choice.rate_param)
+    rate = req.sampling_rate or accept_rate or default_rate(plan.model_id, fmt.value)
     return await audio_stream(services, principal, req, plan, fmt, rate, transport="http")
 
 
@@ -75,7 +76,7 @@ async def audio_stream(
     )
     started = time.perf_counter()
     try:
-        first = await run_in_threadpool(_next, chunks)
+        first = await in_engine_thread(services, _next, chunks)
     except Exception as exc:  # noqa: BLE001 - the seed: an unhandled 500 here is JSON
         if (refusal := e.client_error(exc)) is not None:
             raise refusal from exc
@@ -97,7 +98,7 @@ async def audio_stream(
                     recorded = True
                 if pending:
                     yield pending
-                pending = await run_in_threadpool(_next, chunks)
+                pending = await in_engine_thread(services, _next, chunks)
         finally:
             if not recorded:  # the client went away (or synthesis failed) part-way: bill what was made
                 with anyio.CancelScope(shield=True):  # a disconnect cancels this task; billing must still run
@@ -128,7 +129,12 @@ async def json_variant(services: Services, principal: Principal, req: SynthesisR
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
     stats = StreamStats()
     try:
-        audio = await run_in_threadpool(_whole, services, plan, fmt, rate, stats)
+        audio = await in_engine_thread(services, _whole, services, plan, fmt, rate, stats)
+    except Exception as exc:  # noqa: BLE001 - the same JSON 500 as the audio path
+        if (refusal := e.client_error(exc)) is not None:
+            raise refusal from exc
+        log.exception("synthesis failed (JSON variant)", exc_info=exc)
+        raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
     finally:
         await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})
@@ -148,7 +154,7 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
     async def events() -> AsyncIterator[bytes]:
         recorded = False
         try:
-            while (data := await run_in_threadpool(_next, chunks)) is not None:
+            while (data := await in_engine_thread(services, _next, chunks)) is not None:
                 yield _event("chunk", {"data": base64.b64encode(data).decode()})
             # Billed before "done" goes out: a client that saw the end is billed even if we die now.
             recorded = True

@@ -35,7 +35,7 @@ def _text_and_lang(payload: dict[str, Any], *, json_errors: bool) -> tuple[str, 
     text = payload["text"]
     if not isinstance(text, str):
         raise fail(e.TEXT_NOT_STRING)
-    if not text:
+    if not clean(text).strip():  # only spaces or control characters: nothing to say
         raise fail(e.TEXT_EMPTY)
     if len(text) > MAX_CHARS:
         raise fail(e.TEXT_TOO_LONG)
@@ -44,7 +44,7 @@ def _text_and_lang(payload: dict[str, Any], *, json_errors: bool) -> tuple[str, 
         raise fail(e.LANG_NOT_STRING)
     code = canonical(lang)
     if code is None:
-        raise fail(f"Language {lang} is not supported")
+        raise fail(f"Language {e.cut(lang)} is not supported")
     return clean(text), code
 
 

@@ -11,8 +11,10 @@ flight between two sentences.
 
 Every run sends its ``chunk`` events and one ``timestamps`` event. ``done`` answers ``flush`` and
 ``eos`` only: one per operation, after the audio of all text sent before it, also when the
-sentences were already synthesized as they arrived (``bySentence``, ``immediate``); an operation
-with no text since the previous ``done`` (or ``clear``) gets none. The vendor's
+sentences were already synthesized as they arrived (``bySentence``, ``immediate``). Every
+``flush`` gets its ``done``, also with nothing buffered (right after ``clear``); an ``eos`` with
+no text since the previous ``done`` gets none. The three sockets share one loop (``_loop``):
+only how a message is read differs, so ``clear`` and ``<CLEAR>`` cannot drift apart. The vendor's
 clients end a turn at the first ``done`` (LiveKit's plugin sends every sentence, then one
 ``flush``, and stops reading at ``done``; Pipecat closes the turn's audio context), so a ``done``
 after each sentence would cut their turns after the first sentence.
@@ -38,7 +40,7 @@ from facade import browser_auth
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.ratelimit import allow_connection
-from facade.synthesis import Plan, default_rate, resolve
+from facade.synthesis import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest, parse_request
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
@@ -128,7 +130,17 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
 async def _synthesize(websocket: WebSocket, session: Session, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
     req = replace(session.base, text=text)
-    plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
+    try:
+        plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
+    except e.ApiError as exc:
+        if exc.message != e.TEXT_EMPTY:
+            raise
+        # Only characters that normalise away ("* * *"): nothing to say, and the socket stays.
+        if session.json_events:
+            await websocket.send_text(_error(session, e.TEXT_EMPTY))
+            if done:
+                await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
+        return
     stats = StreamStats()
     generation = session.generation
     chunks = encoded_stream(
@@ -146,7 +158,7 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
 
     try:
         while session.generation == generation:
-            data = await run_in_threadpool(next, chunks, None)
+            data = await in_engine_thread(services, next, chunks, None)
             if data is None:
                 break
             if session.json_events:
@@ -199,17 +211,29 @@ async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
         await websocket.close(1011, f"{status}: {message}"[:120])
 
 
-async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done: bool = False) -> None:
-    """Queue runs. With ``done`` (flush, eos) and text queued since the last ``done``, the last run,
-    or an empty marker after the runs already queued, answers ``done``."""
+async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done: bool = False, always: bool = False) -> None:
+    """Queue runs. With ``done`` (flush, eos), the last run, or an empty marker after the runs
+    already queued, answers ``done``: a flush (``always``) every time, even with nothing
+    buffered (right after ``clear``), so a client that waits for ``done`` after every flush never
+    hangs; an eos only when text was queued since the last ``done``."""
     session.unanswered = session.unanswered or bool(runs)
-    answer = done and session.unanswered
+    answer = done and (always or session.unanswered)
     if answer and not runs:
         runs = [("", session.context_id)]
     for i, (text, context_id) in enumerate(runs):
         await session.queue.put((text, context_id, answer and i == len(runs) - 1))
     if answer:
         session.unanswered = False
+
+
+def _clear(session: Session) -> None:
+    """Barge-in, the same on every socket: the buffer is dropped, runs already queued are dropped,
+    and the run in flight stops between two sentences (its generation is over)."""
+    session.buffer.clear()
+    session.generation += 1
+    session.unanswered = False
+    while not session.queue.empty():
+        session.queue.get_nowait()
 
 
 def _take(session: Session, *, whole: bool) -> list[tuple[str, str | None]]:
@@ -235,83 +259,87 @@ def _error(session: Session, message: str) -> str:
     return json.dumps({"type": "error", "message": message, "contextId": session.context_id})
 
 
-async def _json_loop(websocket: WebSocket, session: Session) -> None:
+@dataclass(frozen=True, slots=True)
+class _Command:
+    """One client message, whichever socket it came in on: ``text``, ``flush``, ``clear`` or ``eos``."""
+
+    kind: str
+    text: str = ""
+
+
+async def _read_json(websocket: WebSocket, session: Session) -> _Command | None:
+    """The next ``/ws3``/``/ws2`` message; ``None`` when it was bad (an ``error`` event went out)."""
+    raw = await websocket.receive_text()
+    try:
+        message = json.loads(raw)
+        if not isinstance(message, dict):
+            raise ValueError
+    except ValueError:
+        await websocket.send_text(_error(session, e.NOT_AN_OBJECT))
+        return None
+    if "contextId" in message:
+        session.context_id = message.get("contextId")
+    operation = message.get("operation")
+    if operation is None:
+        text = message.get("text")
+        if not isinstance(text, str):
+            await websocket.send_text(_error(session, e.TEXT_NOT_STRING if "text" in message else e.TEXT_REQUIRED))
+            return None
+        if len(text) > MAX_TEXT_CHARS:
+            raise e.ApiError(400, e.TEXT_TOO_LONG)  # the seed's 1011 "400: text is too long"
+        return _Command("text", text)
+    if operation in ("flush", "clear", "eos"):
+        return _Command(operation)
+    await websocket.send_text(_error(session, f"unknown operation {e.cut(operation)}"))
+    return None
+
+
+_RAW_MARKERS = {"<CLEAR>": "clear", "<FLUSH>": "flush", "<EOS>": "eos"}
+
+
+async def _read_raw(websocket: WebSocket, session: Session) -> _Command | None:
+    """The next ``/ws`` message: a marker, or text."""
+    text = await websocket.receive_text()
+    kind = _RAW_MARKERS.get(text.strip())
+    return _Command(kind) if kind else _Command("text", text)
+
+
+def _runs_for_text(session: Session, text: str) -> list[tuple[str, str | None]]:
+    """What new text sets off: by the socket's segmentation (``/ws`` speaks at punctuation)."""
+    session.buffer.append((text, session.context_id))
+    if not session.json_events:
+        return _take(session, whole=True) if RAW_FLUSH_AT.search(text) else []
+    if session.segment == "immediate":
+        return _take(session, whole=True)
+    if session.segment == "bySentence":
+        return _take(session, whole=False)
+    return []
+
+
+async def _loop(websocket: WebSocket, session: Session) -> None:
+    """One mechanism for every socket: read a command, act on the buffer and the run queue."""
+    read = _read_json if session.json_events else _read_raw
     worker = asyncio.create_task(_worker(websocket, session))
     try:
         while True:
-            raw = await websocket.receive_text()
-            try:
-                message = json.loads(raw)
-                if not isinstance(message, dict):
-                    raise ValueError
-            except ValueError:
-                await websocket.send_text(_error(session, e.NOT_AN_OBJECT))
+            command = await read(websocket, session)
+            if command is None:
                 continue
-            if "contextId" in message:
-                session.context_id = message.get("contextId")
-            operation = message.get("operation")
-            done = False
-            if operation is None:
-                text = message.get("text")
-                if not isinstance(text, str):
-                    await websocket.send_text(_error(session, e.TEXT_NOT_STRING if "text" in message else e.TEXT_REQUIRED))
-                    continue
-                if len(text) > MAX_TEXT_CHARS:
-                    raise e.ApiError(400, e.TEXT_TOO_LONG)  # the seed's 1011 "400: text is too long"
-                session.buffer.append((text, session.context_id))
-                if session.segment == "immediate":
-                    runs = _take(session, whole=True)
-                elif session.segment == "bySentence":
-                    runs = _take(session, whole=False)
-                else:
-                    runs = []
-            elif operation == "flush":
-                runs, done = _take(session, whole=True), True
-            elif operation == "clear":
-                session.buffer.clear()
-                session.generation += 1
-                session.unanswered = False
-                while not session.queue.empty():
-                    session.queue.get_nowait()
-                continue
-            elif operation == "eos":
+            if command.kind == "text":
+                await _enqueue(session, _runs_for_text(session, command.text))
+            elif command.kind == "clear":
+                _clear(session)
+            elif command.kind == "flush":
+                buffered = "".join(t for t, _ in session.buffer)
+                if buffered and not buffered.strip() and session.json_events:
+                    await websocket.send_text(_error(session, e.TEXT_EMPTY))
+                await _enqueue(session, _take(session, whole=True), done=True, always=True)
+            else:  # eos
                 await _enqueue(session, _take(session, whole=True), done=True)
                 await session.queue.put(None)
                 await worker
                 await websocket.close(1000)
                 return
-            else:
-                await websocket.send_text(_error(session, f"unknown operation {operation}"))
-                continue
-            await _enqueue(session, runs, done=done)
-    finally:
-        if not worker.done():
-            worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await worker
-
-
-async def _raw_loop(websocket: WebSocket, session: Session) -> None:
-    worker = asyncio.create_task(_worker(websocket, session))
-    try:
-        while True:
-            text = await websocket.receive_text()
-            marker = text.strip()
-            if marker == "<CLEAR>":
-                session.buffer.clear()
-                session.generation += 1
-                continue
-            if marker in ("<FLUSH>", "<EOS>"):
-                await _enqueue(session, _take(session, whole=True))
-                if marker == "<EOS>":
-                    await session.queue.put(None)
-                    await worker
-                    await websocket.close(1000)
-                    return
-                continue
-            session.buffer.append((text, None))
-            if RAW_FLUSH_AT.search(text):
-                await _enqueue(session, _take(session, whole=True))
     finally:
         if not worker.done():
             worker.cancel()
@@ -324,7 +352,7 @@ async def _serve(websocket: WebSocket, *, json_events: bool, endpoint: str, mode
     if session is None:
         return
     try:
-        await (_json_loop if json_events else _raw_loop)(websocket, session)
+        await _loop(websocket, session)
     except WebSocketDisconnect:
         return
     except Exception as exc:  # noqa: BLE001 - after the upgrade, failures close with 1011

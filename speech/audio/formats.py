@@ -126,13 +126,15 @@ class NegotiationResult:
 
     ``defaulted`` is True when no concrete type was asked for (missing, empty or wildcard Accept):
     cloud answers headerless PCM then, while the self-hosted API answers its JSON body instead.
-    ``rate`` is the ``rate=`` parameter of an ``audio/L16``/``audio/PCMU`` range, if one was given.
+    ``rate`` is the ``rate=`` parameter of an ``audio/L16``/``audio/PCMU`` range, if one was given;
+    ``rate_param`` is that parameter as written, for callers that check it against their bounds.
     """
 
     representation: Representation
     format: AudioFormat | None = None
     defaulted: bool = False
     rate: int | None = None
+    rate_param: str | None = None
 
     @property
     def acceptable(self) -> bool:
@@ -243,7 +245,7 @@ def negotiate(accept: str | None, *, allow_json: bool = True, allow_sse: bool = 
             return NegotiationResult(Representation.EVENT_STREAM)
         fmt = _match_audio(rng)
         if fmt is not None and fmt not in excluded:
-            return NegotiationResult(Representation.AUDIO, fmt, rate=_rate_param(rng))
+            return NegotiationResult(Representation.AUDIO, fmt, rate=_rate_param(rng), rate_param=rng.params.get("rate"))
     return NegotiationResult(Representation.NOT_ACCEPTABLE)
 
 
