@@ -22,10 +22,10 @@ from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.synthesis import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
-from scheduler import intake, retention, sources
+from scheduler import intake, lifecycle, retention, sources
 from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
-from scheduler.queue import TASK_PLAN, TASK_WEBHOOK
+from scheduler.queue import Message
 from store.db import jobs as job_repo
 from store.errors import JobNotFound, ObjectNotFound
 
@@ -195,15 +195,14 @@ async def _form_payload(request: Request) -> dict[str, Any]:
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
     try:
         with services.session_factory() as session:  # type: ignore[misc]
-            job, created = intake.submit_job(
+            job, created, messages = lifecycle.submit(
                 session=session, objects=services.objects, account_id=principal.account_id, spec=spec,
                 idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
             )
             view = job_view(job)
     except InvalidWebhookUrl as exc:
         raise e.ApiError(400, str(exc)) from exc
-    if created:  # enqueue only after the commit above
-        services.dispatcher.send(TASK_PLAN, view["id"])
+    services.dispatcher.send_all(messages)  # only after the commit above
     return view, created
 
 
@@ -259,21 +258,16 @@ async def list_(
 
 @router.delete("/v1/jobs/{job_id}")
 async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
-    """Cancel: synthesis stops at its next check (within one engine call) and no chunk finished
-    after this is billed (``mark_chunk_done`` refuses chunks of an ended job)."""
+    """Cancel (``scheduler.lifecycle.cancel``): synthesis stops at its next check, within one engine call."""
     jid = _job_id(job_id)
 
-    def run() -> tuple[dict[str, Any], bool]:
+    def run() -> tuple[dict[str, Any], list[Message]]:
         with services.session_factory() as session:  # type: ignore[misc]
-            job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
-            moved = job_repo.set_job_status(
-                session=session, job_id=jid, status="canceled", expected=("queued", "planning", "running", "assembling")
-            )
-            return job_view(job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)), moved
+            job, messages = lifecycle.cancel(session=session, job_id=jid, account_id=principal.account_id)
+            return job_view(job), messages
 
-    view, moved = await run_in_threadpool(run)
-    if moved:
-        services.dispatcher.send(TASK_WEBHOOK, view["id"], 1)
+    view, messages = await run_in_threadpool(run)
+    services.dispatcher.send_all(messages)  # only after the commit above
     return JSONResponse(view)
 
 
