@@ -36,7 +36,6 @@ from typing import Any, Final, TextIO
 from sqlalchemy.orm import Session
 
 from scheduler import measuring, parallel, subtitles
-from scheduler.encoding import open_file_encoder
 from scheduler.intake import FORMATS
 from scheduler.objects import (
     chunk_meta_key,
@@ -49,7 +48,7 @@ from scheduler.objects import (
 from scheduler.planning import Layout
 from scheduler.rendering import Book, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
-from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db
+from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
 
 log = logging.getLogger("lector.assembly")

@@ -1,13 +1,13 @@
-"""Encoding a whole book incrementally into a file on disk, a block at a time.
+"""Encoding a whole book incrementally into a file on disk, a block at a time, or in segments.
 
-The batch encoders of ``speech.audio`` take the whole work as one array; a ten-hour book is
+The batch encoders (``encode_whole``) take the whole work as one array; a ten-hour book is
 1.7 GB of float32 at 24 kHz, so assembly feeds a file encoder block by block instead. The file is
 seekable, which is what the batch path wants: MP3 gets its Xing/LAME header (exact length,
 gapless), MP4 its index moved to the front (``faststart``) and its chapter list, WAV its real
 sizes patched in at the end.
 
-The PyAV recipes (codec, bitrate, muxer options) are ``speech.audio``'s own batch recipes, used
-through its writer so the two paths cannot drift apart.
+The PyAV recipes (codec, bitrate, muxer options) are the batch encoders' own recipes, used
+through their writer so the two paths cannot drift apart; no codec detail leaves ``speech.audio``.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ import av
 import numpy as np
 from av.packet import PacketSideData
 
-from speech.audio import CHAPTER_FORMATS, AudioFormat, Metadata, float_to_int16, patch_wav_sizes, wav_header
-from speech.audio.encoders_pyav import _BATCH_RECIPES, _AvWriter, chapter_dicts  # noqa: PLC2701 - see the docstring
+from speech.audio.encoders_pyav import _BATCH_RECIPES, CHAPTER_FORMATS, _AvWriter, chapter_dicts
+from speech.audio.formats import AudioFormat
+from speech.audio.metadata import Metadata
+from speech.audio.pcm import float_to_int16, patch_wav_sizes, wav_header
 
-#: A job's ``format`` -> the audio format written.
-JOB_FORMATS: Final[dict[str, AudioFormat]] = {
+#: The formats a book file is written in, by the name a job gives.
+FILE_FORMATS: Final[dict[str, AudioFormat]] = {
     "mp3": AudioFormat.MP3,
     "opus": AudioFormat.OGG_OPUS,
     "wav": AudioFormat.WAV,
@@ -85,10 +87,11 @@ class _AvFile:
 
 
 def open_file_encoder(
-    job_format: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0
+    name: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0
 ) -> FileEncoder:
-    """An incremental encoder writing ``path``; ``total_seconds`` closes the last chapter (MP4)."""
-    fmt = JOB_FORMATS[job_format]
+    """An incremental encoder writing ``path`` in the format ``FILE_FORMATS[name]``;
+    ``total_seconds`` closes the last chapter (MP4)."""
+    fmt = FILE_FORMATS[name]
     if fmt is AudioFormat.WAV:
         return _WavFile(sample_rate, path)
     return _AvFile(fmt, sample_rate, path, metadata, total_seconds)
@@ -114,7 +117,7 @@ def open_file_encoder(
 # decodes with every sample in place. Joins sit inside long pauses, where both sides are digital
 # silence, so the frames that meet there overlap-add nothing audible.
 
-#: Job formats encoded in segments, and their codec options beyond the batch recipe's.
+#: Formats encoded in segments, and their codec options beyond the batch recipe's.
 SEGMENTED: Final[frozenset[AudioFormat]] = frozenset({AudioFormat.MP3, AudioFormat.M4B})
 
 
