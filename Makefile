@@ -33,6 +33,7 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture
 
 bench: install
 	$(PY) -m bench.engine --quick

@@ -1,9 +1,7 @@
 """Errors of the job lifecycle. No HTTP statuses: ``facade/errors.py`` maps them.
 
     SchedulerError
-    ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
-    ├── JobNotRunnable        the job was canceled or already finished; the task stops quietly
-    └── DeliveryFailed        a webhook attempt failed; the task retries with backoff
+    └── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
 """
 
 from __future__ import annotations
@@ -14,12 +12,4 @@ class SchedulerError(Exception):
 
 
 class InvalidWebhookUrl(SchedulerError):
-    pass
-
-
-class JobNotRunnable(SchedulerError):
-    pass
-
-
-class DeliveryFailed(SchedulerError):
     pass

@@ -37,9 +37,6 @@ class AudioChunk:
         clipped = np.clip(self.samples, -1.0, 1.0)
         return (clipped * 32767.0).astype("<i2")
 
-    def to_pcm16_bytes(self) -> bytes:
-        return self.to_int16().tobytes()
-
 
 @dataclass(frozen=True, slots=True)
 class SynthesisOptions:

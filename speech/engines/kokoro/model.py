@@ -24,7 +24,6 @@ from speech.engines.kokoro.decoder import Decoder
 from speech.engines.kokoro.prosody import ProsodyPredictor, TextEncoder
 
 SAMPLES_PER_FRAME = 600
-STYLE_SIZE = 256
 
 
 @dataclass(slots=True)
