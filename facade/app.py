@@ -121,6 +121,7 @@ def cloud_services(settings: Any) -> tuple[Services, Callable[[], None]]:
         redis=redis_client,
         webhook_allow_private=settings.webhook_allow_private,
         presign_seconds=settings.s3_presign_seconds,
+        max_job_chars=settings.max_job_chars,
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=_usage_outbox(settings, sessions),

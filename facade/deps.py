@@ -50,6 +50,7 @@ class Services:
     self_hosted: bool = False
     webhook_allow_private: bool = False
     presign_seconds: int = 3600
+    max_job_chars: int | None = None  # Settings.max_job_chars; None where no jobs route is mounted
     clock: Callable[[], Any] | None = None
     authenticator: Callable[[str], Principal] | None = None
     admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403

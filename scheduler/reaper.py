@@ -22,11 +22,10 @@ from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN
 from store.db import jobs as job_repo
 from store.db import sweeps
 
-STALL_AFTER = timedelta(minutes=5)
 _NEXT_STEP = {"queued": TASK_PLAN, "planning": TASK_PLAN, "running": TASK_PLAN, "assembling": TASK_ASSEMBLE}
 
 
-def stalled(*, session: Session, now: datetime | None = None, stall_after: timedelta = STALL_AFTER) -> list[tuple[str, str]]:
+def stalled(*, session: Session, now: datetime | None = None, stall_after: timedelta) -> list[tuple[str, str]]:
     """(task, job id) pairs to re-send; touches each job so the next sweep waits again."""
     now = now or datetime.now(UTC)
     jobs = sweeps.idle_jobs(session=session, statuses=_NEXT_STEP, idle_since=now - stall_after)
@@ -38,7 +37,7 @@ def lost_webhooks(
     *,
     session: Session,
     now: datetime | None = None,
-    stall_after: timedelta = STALL_AFTER,
+    stall_after: timedelta,
     max_delay_s: float = webhooks.MAX_DELAY_S,
 ) -> list[tuple[str, int]]:
     """(job id, attempt number) of callbacks to re-send: undelivered, inside the retry window,

@@ -26,13 +26,12 @@ from scheduler import intake, lifecycle, retention, sources
 from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
+from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.errors import JobNotFound, ObjectNotFound
 
 router = APIRouter()
-MAX_JOB_CHARS: Final = 2_000_000
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
-MAX_PAUSE_MS: Final = 10_000
 EXPIRED: Final = "job audio has expired"
 _BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
 _JSON_FORM_FIELDS: Final = ("chapters", "pauses")
@@ -69,6 +68,13 @@ def _job_id(raw: str) -> uuid.UUID:
         return uuid.UUID(raw)
     except ValueError:
         raise e.ApiError(404, "job not found") from None
+
+
+def _max_chars(services: Services) -> int:
+    """The longest book a job may be (``LECTOR_MAX_JOB_CHARS``), from the app's settings."""
+    if services.max_job_chars is None:
+        raise e.ApiError(500, e.INTERNAL)
+    return services.max_job_chars
 
 
 def _pauses(value: Any) -> dict[str, int] | None:
@@ -112,7 +118,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
             payload["text"], payload["chapters"] = chapter_rules.join_given(given)
         except ValueError as exc:
             raise e.ApiError(400, str(exc)) from None
-    req = parse_request(payload, max_chars=MAX_JOB_CHARS)
+    req = parse_request(payload, max_chars=_max_chars(services))
     fmt = payload.get("format", "wav")
     if not isinstance(fmt, str) or fmt not in intake.FORMATS:
         raise e.ApiError(400, f"format must be one of: {', '.join(intake.FORMATS)}")
@@ -143,11 +149,11 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     )
 
 
-async def _form_payload(request: Request) -> dict[str, Any]:
+async def _form_payload(request: Request, max_chars: int) -> dict[str, Any]:
     """A multipart submission as the JSON body it stands for: the file's text (and, for an EPUB,
     its chapters, title and author unless given) plus the other fields."""
     try:
-        form = await request.form(max_files=1, max_fields=50, max_part_size=MAX_JOB_CHARS * 4)
+        form = await request.form(max_files=1, max_fields=50, max_part_size=max_chars * 4)
     except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
         raise e.ApiError(400, f"cannot read the form: {exc}") from None
     payload: dict[str, Any] = {}
@@ -213,7 +219,7 @@ async def submit(
 ) -> JSONResponse:
     """Queue a long-form job. The same Idempotency-Key and body return the same job."""
     if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-        payload = await _form_payload(request)
+        payload = await _form_payload(request, _max_chars(services))
     else:
         payload = parse_json_body(await request.body())
     if not principal.may_use(endpoint="jobs"):
