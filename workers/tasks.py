@@ -1,5 +1,7 @@
 """Thin Celery tasks: ids in, one ``scheduler.lifecycle`` call, its messages sent.
 
+The composition root (``lector.worker``) registers them on its Celery app with ``register``.
+
 Every task is idempotent (see ``scheduler``) and acknowledged late, so a worker killed mid-task
 has its task redelivered and the repeat finds the finished parts done. Transient failures of
 PostgreSQL, the object store or Redis are retried with backoff; anything else fails the job.
@@ -9,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import redis
-from celery import Task
+from celery import Celery, Task
 
 from scheduler import lifecycle, retention
 from scheduler.parallel import BrokenProcessPool
@@ -23,11 +26,9 @@ from scheduler.queue import (
     TASK_REAP,
     TASK_SYNTHESIZE,
     TASK_WEBHOOK,
-    Dispatcher,
 )
 from store.errors import DatabaseUnavailable, ObjectStoreUnavailable
-from workers import resources
-from workers.app import celery_app, settings
+from workers.resources import Resources
 
 log = logging.getLogger("lector.tasks")
 
@@ -45,8 +46,23 @@ RETRY = {
 }
 
 
-def _res() -> resources.Resources:
-    return resources.get(settings, Dispatcher(celery_app))
+_resources: Callable[[], Resources] | None = None
+
+
+def register(app: Celery, resources: Callable[[], Resources]) -> None:
+    """Register the tasks on ``app``; ``resources`` gives this process's parts (built on first use)."""
+    global _resources
+    _resources = resources
+    for name, body in ((TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble)):
+        app.task(name=name, base=JobTask, **RETRY)(body)
+    for name, body in ((TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire)):
+        app.task(name=name, **RETRY)(body)
+
+
+def _res() -> Resources:
+    if _resources is None:
+        raise RuntimeError("workers.tasks.register was not called")
+    return _resources()
 
 
 T = TypeVar("T")
@@ -68,47 +84,43 @@ class JobTask(Task):  # type: ignore[misc]
             res.dispatcher.send_all(lifecycle.fail(sessions=res.sessions, job_id=uuid.UUID(args[0]), error=exc))
 
 
-@celery_app.task(name=TASK_PLAN, base=JobTask, **RETRY)
 def plan(job_id: str) -> int:
-    res, s = _res(), settings
+    res = _res()
+    s = res.config
     return _run(lifecycle.plan(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
                                batch_chars=s.job_batch_chars, window=s.job_batch_window))
 
 
-@celery_app.task(name=TASK_SYNTHESIZE, base=JobTask, **RETRY)
 def synthesize(job_id: str, indices: list[int]) -> int:
     res = _res()
     return _run(lifecycle.synthesize(
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
-        job_id=uuid.UUID(job_id), indices=indices, group_chars=settings.synth_group_chars,
+        job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
     ))
 
 
-@celery_app.task(name=TASK_ASSEMBLE, base=JobTask, **RETRY)
 def assemble(job_id: str) -> bool:
     res = _res()
     return _run(lifecycle.assemble(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
-                                   workers=settings.assembly_workers or None))
+                                   workers=res.config.assembly_workers or None))
 
 
-@celery_app.task(name=TASK_WEBHOOK, **RETRY)
 def deliver_webhook(job_id: str, attempt: int = 1) -> bool:
-    res, s = _res(), settings
+    res = _res()
+    s = res.config
     return _run(lifecycle.deliver_webhook(
         sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id), attempt=attempt,
-        presign_seconds=s.s3_presign_seconds, allow_private=s.webhook_allow_private,
+        presign_seconds=s.presign_seconds, allow_private=s.webhook_allow_private,
         timeout_s=s.webhook_timeout_s, visibility_timeout_s=s.visibility_timeout_s,
     ))
 
 
-@celery_app.task(name=TASK_REAP, **RETRY)
 def reap() -> int:
     res = _res()
-    return _run(lifecycle.reap(sessions=res.sessions, stall_after_s=settings.stall_after_s,
-                               visibility_timeout_s=settings.visibility_timeout_s))
+    return _run(lifecycle.reap(sessions=res.sessions, stall_after_s=res.config.stall_after_s,
+                               visibility_timeout_s=res.config.visibility_timeout_s))
 
 
-@celery_app.task(name=TASK_EXPIRE, **RETRY)
 def expire() -> int:
     res = _res()
-    return retention.expire_all(sessions=res.sessions, objects=res.objects, retention_days=settings.retention_days)
+    return retention.expire_all(sessions=res.sessions, objects=res.objects, retention_days=res.config.retention_days)

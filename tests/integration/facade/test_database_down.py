@@ -6,7 +6,8 @@ import time
 
 from fastapi.testclient import TestClient
 
-from facade.app import cloud_services, create_app
+from facade.app import create_app
+from lector.api import cloud_services
 from lector.settings import Settings
 from tests.fixtures.stack import free_port
 
