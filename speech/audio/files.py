@@ -16,15 +16,17 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import BinaryIO, Final, Protocol
+from typing import Any, BinaryIO, Final, Protocol, cast
 
 import av
 import numpy as np
+from av.audio.codeccontext import AudioCodecContext
+from av.audio.stream import AudioStream
 from av.packet import PacketSideData
 
-from speech.audio.encoders_pyav import _BATCH_RECIPES, CHAPTER_FORMATS, _AvWriter, chapter_dicts
+from speech.audio.encoders_pyav import _BATCH_RECIPES, CHAPTER_FORMATS, _AvWriter
 from speech.audio.formats import AudioFormat
-from speech.audio.metadata import Metadata
+from speech.audio.metadata import Metadata, chapter_dicts
 from speech.audio.pcm import float_to_int16, patch_wav_sizes, wav_header
 
 #: The formats a book file is written in, by the name a job gives.
@@ -156,7 +158,7 @@ class EncodedSegment:
     first_pts: int = 0
 
     @classmethod
-    def of(cls, packets: list[av.Packet]) -> EncodedSegment:
+    def of(cls, packets: list[av.Packet[Any]]) -> EncodedSegment:
         skips = [
             (i, bytes(p.get_sidedata("skip_samples"))) for i, p in enumerate(packets) if p.has_sidedata("skip_samples")
         ]
@@ -172,7 +174,7 @@ class SegmentEncoder:
             raise ValueError(f"{fmt.value} is not encoded in segments")
         recipe = _BATCH_RECIPES[fmt]
         self.sample_rate = sample_rate
-        self._context = av.CodecContext.create(recipe.codec, "w")
+        self._context = cast(AudioCodecContext, av.CodecContext.create(recipe.codec, "w"))
         self._context.sample_rate = sample_rate
         self._context.layout = "mono"
         self._context.format = "fltp"
@@ -181,7 +183,7 @@ class SegmentEncoder:
         if recipe.codec_options:
             self._context.options = dict(recipe.codec_options)
         self._context.open()
-        self._packets: list[av.Packet] = []
+        self._packets: list[av.Packet[Any]] = []
         self._pts = 0
 
     def write(self, samples: np.ndarray) -> None:
@@ -195,7 +197,7 @@ class SegmentEncoder:
             self._pts += len(piece)
             self._packets.extend(self._context.encode(frame))
 
-    def finish_packets(self) -> list[av.Packet]:
+    def finish_packets(self) -> list[av.Packet[Any]]:
         self._packets.extend(self._context.encode(None))
         packets, self._packets = self._packets, []
         return packets
@@ -220,9 +222,9 @@ class SegmentJoiner:
         self._time_base = Fraction(1, sample_rate)
         self._container = av.open(str(path), mode="w", format=recipe.container, options=dict(recipe.options))
         try:
-            self._stream = self._container.add_stream(
+            self._stream = cast(AudioStream, self._container.add_stream(
                 recipe.codec, rate=sample_rate, layout="mono", options=dict(recipe.codec_options)
-            )
+            ))
             self._stream.bit_rate = int(recipe.default_bitrate or 64000)
             if metadata is not None:
                 self._container.metadata.update(metadata.tags())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -70,7 +71,7 @@ class KokoroModel(nn.Module):
                         child.out_channels,
                         child.kernel_size[0],
                         stride=child.stride[0],
-                        padding=child.padding[0],
+                        padding=cast(tuple[int, ...], child.padding)[0],
                         dilation=child.dilation[0],
                         groups=child.groups,
                         bias=child.bias is not None,
