@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from lector.settings import Settings
+from store.db.session import scoped_sessions
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pride_and_prejudice.txt"
 
@@ -124,7 +125,7 @@ def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = COR
     from speech.synthesizer import Controls
     from store.db import accounts
     from store.db import jobs as job_repo
-    from store.db.session import make_engine, make_sessionmaker, session_scope
+    from store.db.session import make_engine, make_sessionmaker
     from store.objects.local import LocalObjectStore
 
     text, skip = book_text(chars, corpus)
@@ -141,10 +142,7 @@ def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = COR
         engine = make_engine(url)
         factory = make_sessionmaker(engine)
 
-        @contextmanager
-        def sessions() -> Iterator[Any]:
-            with session_scope(factory) as session:
-                yield session
+        sessions = scoped_sessions(factory)
 
         objects = LocalObjectStore(Path(tmp) / "objects")
         with sessions() as session:

@@ -6,8 +6,7 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
@@ -23,6 +22,7 @@ from lector.wiring import (
     resolved_database_url,
     resolved_redis_url,
 )
+from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 
 
 def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
@@ -30,16 +30,12 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
     import redis
 
     from scheduler.queue import Dispatcher, make_celery
-    from store.db.session import make_engine, make_sessionmaker, session_scope
 
     engine = make_engine(resolved_database_url(settings))
     redis_client = redis.Redis.from_url(resolved_redis_url(settings), socket_timeout=2, socket_connect_timeout=2)
     factory = make_sessionmaker(engine)
 
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Any]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     services = Services(
         catalog=build_catalog(settings),

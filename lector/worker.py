@@ -7,11 +7,7 @@ engine, object store, voices) are built on the first task inside each worker pro
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 from celery import Celery
-from sqlalchemy.orm import Session
 
 from lector.settings import Settings
 from lector.wiring import (
@@ -22,7 +18,7 @@ from lector.wiring import (
     resolved_redis_url,
 )
 from scheduler.queue import Dispatcher, make_celery
-from store.db.session import make_engine, make_sessionmaker, session_scope
+from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from workers import tasks
 from workers.resources import Lazy, Resources, TaskConfig
 
@@ -45,10 +41,7 @@ def task_config(settings: Settings) -> TaskConfig:
 def build_resources(settings: Settings, dispatcher: Dispatcher) -> Resources:
     factory = make_sessionmaker(make_engine(resolved_database_url(settings)))
 
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Session]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     return Resources(
         config=task_config(settings),

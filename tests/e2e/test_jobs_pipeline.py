@@ -9,7 +9,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import accounts
 from store.db import jobs as job_repo
-from store.db.session import make_engine, make_sessionmaker, session_scope
+from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
 from tests.support.fake_engine import ToneEngine
 
@@ -37,10 +36,7 @@ def env(pg_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
     engine = make_engine(pg_url)
     factory = make_sessionmaker(engine)
 
-    @contextmanager
-    def sessions() -> Iterator[Any]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     with sessions() as session:
         account_id = accounts.create_account(session=session, name=f"pipe-{uuid.uuid4().hex[:8]}").id

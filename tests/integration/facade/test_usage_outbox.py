@@ -6,11 +6,8 @@ PostgreSQL is real and stays up; lector reaches it through a relay that is cut a
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import text
@@ -24,6 +21,7 @@ from speech.streaming import StreamStats
 from speech.synthesizer import Controls
 from speech.units import Unit
 from store.db import create_account, create_key, make_engine, make_sessionmaker, session_scope
+from store.db.session import scoped_sessions
 from tests.support.relay import Relay
 
 
@@ -39,10 +37,7 @@ def test_rows_wait_in_the_outbox_and_are_replayed_once(pg_url: str, tmp_path: Pa
     relayed = make_engine(pg_url.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{relay.port}"))
     factory = make_sessionmaker(relayed)
 
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Any]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     outbox = UsageSpool(tmp_path / "outbox", None, post=replay_into(sessions))
     services = Services(catalog=None, synthesizer=None, session_factory=sessions, objects=None,  # type: ignore[arg-type]

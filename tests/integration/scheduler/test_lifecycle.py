@@ -4,8 +4,6 @@ returns the messages to send after commit, and only the call that made a transit
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from scheduler.intake import JobSpec
 from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
-from store.db import create_account, get_job, session_scope
+from store.db import create_account, get_job, scoped_sessions
 from store.errors import JobNotFound
 from store.objects.local import LocalObjectStore
 from tests.support.fake_engine import ToneEngine
@@ -27,12 +25,7 @@ TEXT = "The first sentence of the book. " * 40 + "\n\n" + "A second paragraph fo
 
 @pytest.fixture
 def sessions(db_sessionmaker: sessionmaker[Session]) -> lifecycle.SessionFactory:
-    @contextmanager
-    def scope() -> Iterator[Session]:
-        with session_scope(db_sessionmaker) as session:
-            yield session
-
-    return scope
+    return scoped_sessions(db_sessionmaker)
 
 
 def _submit(
