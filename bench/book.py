@@ -41,7 +41,7 @@ import numpy as np
 from lector.settings import Settings
 from store.db.session import scoped_sessions
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pride_and_prejudice.txt"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "pride_and_prejudice.txt"  # shipped, public domain
 
 
 def _rss_mb() -> float:

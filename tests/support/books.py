@@ -4,15 +4,13 @@ store as the test sees it, and a job submitted the way the API would."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any
 
 from scheduler import intake
 from store.db import accounts
 from store.db.session import session_scope
 from store.objects import S3ObjectStore
-
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
+from tests.support.corpus import CORPUS
 
 
 def excerpt(chars: int, start_at: str = "It is a truth universally acknowledged") -> str:
