@@ -14,6 +14,7 @@ import uvicorn
 
 
 def free_port() -> int:
+    """A loopback port nothing listens on now (every test server and fixture takes theirs here)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

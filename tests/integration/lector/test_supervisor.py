@@ -15,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.fixtures.stack import free_port
+from tests.support.servers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 BIN = Path(sys.executable).parent

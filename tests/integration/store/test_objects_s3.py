@@ -13,7 +13,8 @@ import pytest
 
 from store.errors import ObjectNotFound, ObjectStoreError, ObjectStoreUnavailable
 from store.objects import ObjectStore, S3ObjectStore, build_object_store
-from tests.fixtures.swift import S3Server, free_port, make_s3_store
+from tests.fixtures.swift import S3Server, make_s3_store
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from store.db import (
     session_scope,
     usage_totals,
 )
-from tests.fixtures.postgres import wait_for_lock_waiters
+from tests.fixtures.postgres import race_behind
 
 
 def _account(session: Session) -> Account:
@@ -114,22 +114,11 @@ def test_two_workers_racing_on_one_chunk_bill_it_once(pg_url: str) -> None:
             job_id=job.id,
             chunk_index=3,
         )
-        results: dict[str, bool | BaseException] = {}
+        def bill(session: Session) -> bool:
+            return record_usage(session=session, **kwargs)  # type: ignore[arg-type]
 
-        def worker_b() -> None:
-            try:
-                with session_scope(factory) as session:
-                    results["b"] = record_usage(session=session, **kwargs)  # type: ignore[arg-type]
-            except BaseException as error:  # noqa: BLE001 - handed to the main thread
-                results["b"] = error
-
-        with session_scope(factory) as session_a:
-            results["a"] = record_usage(session=session_a, **kwargs)  # type: ignore[arg-type]
-            thread = threading.Thread(target=worker_b)
-            thread.start()
-            wait_for_lock_waiters(engine, 1)  # B is blocked behind A's uncommitted row
-        thread.join(10)
-        assert results == {"a": True, "b": False}
+        # B is blocked behind A's uncommitted row, then finds it.
+        assert race_behind(engine, factory, bill, bill) == (True, False)
         with session_scope(factory) as session:
             assert _rows(session, account.id) == 1
     finally:
