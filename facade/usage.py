@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from facade.deps import Principal, Services
-from facade.synthesis import Plan
+from facade.plans import Plan
 from facade.validation import SynthesisRequest
 from speech.streaming import StreamStats
 

@@ -73,7 +73,7 @@ def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class Book:
+class Measured:
     """The timeline and what pass 1 measured: all pass 2 needs besides the chunks themselves."""
 
     timeline: Timeline
@@ -115,7 +115,7 @@ def plan_segments(timeline: Timeline, out_rate: int, count: int, *, frame: int =
     return segments
 
 
-def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
+def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
     """The segment's output samples, ``segment.begin`` to ``segment.end``, block by block."""
     timeline = book.timeline
     ratio = out_rate / timeline.native_rate
@@ -189,7 +189,7 @@ def uses_segments(fmt: str, out_rate: int, workers: int) -> bool:
 
 
 def render_audio(
-    objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
+    objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
     metadata: Metadata | None, workers: int,
 ) -> int:
     """Write the audio file; return its length in samples at ``out_rate``."""
@@ -223,7 +223,7 @@ def encoded_segments(timeline: Timeline, fmt: str, out_rate: int, workers: int) 
 
 
 def encode_segment(
-    objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, fmt: str, out_rate: int
+    objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, fmt: str, out_rate: int
 ) -> EncodedSegment:
     """One segment's frames. Runs in a worker process (``scheduler.parallel``): its arguments
     and its result pickle, and it holds one chunk and the segment's frames in memory."""
@@ -234,7 +234,7 @@ def encode_segment(
 
 
 def _render_segments(
-    objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
+    objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
     metadata: Metadata | None, workers: int,
 ) -> int:
     timeline = book.timeline

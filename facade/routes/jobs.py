@@ -19,7 +19,7 @@ from starlette.datastructures import UploadFile
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
-from facade.synthesis import DEFAULT_MODEL
+from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources

@@ -36,8 +36,8 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, Services
+from facade.plans import Plan, default_rate, resolve
 from facade.ratelimit import allow_connection
-from facade.synthesis import Plan, default_rate, resolve
 from facade.usage import close_quietly, record
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest, parse_request
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
