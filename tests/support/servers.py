@@ -100,3 +100,15 @@ def ready(url: str, path: str = "/readyz") -> bool:
         return httpx.get(url + path, timeout=1.0).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def api_up(base_url: str, process: Any, timeout: float) -> bool:
+    """Wait until a lector API answers (its voice list is served once the app has started) or
+    its ``process`` (a ``subprocess.Popen``) exits; True when it answered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base_url}/data/voices/all-v2.json", timeout=2).status_code == 200:
+                return True
+        time.sleep(0.3)
+    return False
