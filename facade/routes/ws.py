@@ -53,8 +53,8 @@ RAW_FLUSH_AT = re.compile(r"[.,!?。！？؟।]")
 
 
 @dataclass(slots=True)
-class Session:
-    """One socket's state."""
+class SocketState:
+    """One socket's state (not a database session: this module's ``session`` variables hold it)."""
 
     services: Services
     principal: Principal
@@ -80,7 +80,7 @@ def _query(websocket: WebSocket) -> dict[str, Any]:
     return params
 
 
-async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model_default: str | None) -> Session | None:
+async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model_default: str | None) -> SocketState | None:
     services: Services = websocket.app.state.services
     try:
         from facade.deps import bearer_key
@@ -110,10 +110,10 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         return None
     await websocket.accept()
     rate = base.sampling_rate or default_rate(plan.model_id, fmt.value)
-    return Session(services, principal, base, fmt, rate, segment, json_events, endpoint)
+    return SocketState(services, principal, base, fmt, rate, segment, json_events, endpoint)
 
 
-async def _synthesize(websocket: WebSocket, session: Session, text: str, context_id: str | None, done: bool) -> None:
+async def _synthesize(websocket: WebSocket, session: SocketState, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
     req = replace(session.base, text=text)
     plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
@@ -160,7 +160,7 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
         close_quietly(chunks)
 
 
-async def _worker(websocket: WebSocket, session: Session) -> None:
+async def _worker(websocket: WebSocket, session: SocketState) -> None:
     """Synthesizes queued runs in order. A failure closes the socket with 1011 at once: a client
     waiting for ``done`` (LiveKit, Pipecat) must learn of it now, not at its next message."""
     try:
@@ -187,7 +187,7 @@ async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
         await websocket.close(1011, f"{status}: {message}"[:120])
 
 
-async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done: bool = False) -> None:
+async def _enqueue(session: SocketState, runs: list[tuple[str, str | None]], *, done: bool = False) -> None:
     """Queue runs. With ``done`` (flush, eos) and text queued since the last ``done``, the last run,
     or an empty marker after the runs already queued, answers ``done``."""
     session.unanswered = session.unanswered or bool(runs)
@@ -200,7 +200,7 @@ async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done
         session.unanswered = False
 
 
-def _take(session: Session, *, whole: bool) -> list[tuple[str, str | None]]:
+def _take(session: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
     """Cut the buffer into runs to synthesize: everything (flush) or up to the last sentence end."""
     text = "".join(t for t, _ in session.buffer)
     context_id = session.buffer[-1][1] if session.buffer else session.context_id
@@ -218,12 +218,12 @@ def _take(session: Session, *, whole: bool) -> list[tuple[str, str | None]]:
     return [(text[:cut], context_id)]
 
 
-def _error(session: Session, message: str) -> str:
+def _error(session: SocketState, message: str) -> str:
     """An ``error`` event; it carries the current contextId, since clients (Pipecat) route by it."""
     return json.dumps({"type": "error", "message": message, "contextId": session.context_id})
 
 
-async def _json_loop(websocket: WebSocket, session: Session) -> None:
+async def _json_loop(websocket: WebSocket, session: SocketState) -> None:
     worker = asyncio.create_task(_worker(websocket, session))
     try:
         while True:
@@ -279,7 +279,7 @@ async def _json_loop(websocket: WebSocket, session: Session) -> None:
                 await worker
 
 
-async def _raw_loop(websocket: WebSocket, session: Session) -> None:
+async def _raw_loop(websocket: WebSocket, session: SocketState) -> None:
     worker = asyncio.create_task(_worker(websocket, session))
     try:
         while True:
