@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from lector.services import Backends, resolve
+from lector.backends import Backends, resolve
 from lector.settings import Settings
 
 log = logging.getLogger("lector.supervisor")
