@@ -34,6 +34,8 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture
+	$(VENV)/bin/mypy
 
 bench: install
 	$(PY) -m bench.engine --quick

@@ -38,7 +38,10 @@ from typing import Any
 
 import numpy as np
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pride_and_prejudice.txt"
+from lector.settings import Settings
+from store.db.session import scoped_sessions
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "pride_and_prejudice.txt"  # shipped, public domain
 
 
 def _rss_mb() -> float:
@@ -88,16 +91,15 @@ class _TimedSynthesizer:
 
 
 @contextmanager
-def _database() -> Iterator[str]:
+def _database(settings: Settings) -> Iterator[str]:
     import psycopg
     from psycopg import sql
     from sqlalchemy.engine import make_url
 
-    from lector.settings import Settings
     from lector.wiring import resolved_database_url
     from store.db.migrate import upgrade
 
-    server = resolved_database_url(Settings())
+    server = resolved_database_url(settings)
     parsed = make_url(server)
     host = parsed.host or parsed.query.get("host") or "127.0.0.1"  # a unix socket (pgserver) comes as ?host=
     admin = (
@@ -117,17 +119,15 @@ def _database() -> Iterator[str]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
-    from lector.settings import Settings
+def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
     from lector.wiring import build_catalog, build_synthesizer
     from scheduler import assembly, intake, parallel, planning, synthesis
     from speech.synthesizer import Controls
     from store.db import accounts
     from store.db import jobs as job_repo
-    from store.db.session import make_engine, make_sessionmaker, session_scope
+    from store.db.session import make_engine, make_sessionmaker
     from store.objects.local import LocalObjectStore
 
-    settings = Settings()
     text, skip = book_text(chars, corpus)
     catalog = build_catalog(settings)
     synthesizer = _TimedSynthesizer(build_synthesizer(settings))
@@ -138,14 +138,11 @@ def run_book(chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
     workers = settings.assembly_workers or parallel.default_workers()
     parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
 
-    with _database() as url, tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
+    with _database(settings) as url, tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
         engine = make_engine(url)
         factory = make_sessionmaker(engine)
 
-        @contextmanager
-        def sessions() -> Iterator[Any]:
-            with session_scope(factory) as session:
-                yield session
+        sessions = scoped_sessions(factory)
 
         objects = LocalObjectStore(Path(tmp) / "objects")
         with sessions() as session:
@@ -270,17 +267,17 @@ def main() -> None:
         from scheduler import parallel
 
         parallel.THREADS_UP_TO = 1 << 20
+    settings = Settings()
     if args.embedded_postgres:
-        import os
-
         import pgserver
 
         server = pgserver.get_server(tempfile.mkdtemp(prefix="lector-bench-pg-"), cleanup_mode="stop")
-        os.environ["LECTOR_DATABASE_URL"] = server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
+        url = server.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
+        settings = settings.model_copy(update={"database_url": url})
     if args.synthetic_hours:
         run_synthetic(args.synthetic_hours, args.format)
     else:
-        run_book(args.chars, args.format, args.corpus)
+        run_book(settings, args.chars, args.format, args.corpus)
 
 
 if __name__ == "__main__":

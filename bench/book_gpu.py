@@ -8,7 +8,7 @@ corpus (from its first chapter, ``--chars`` of it cut at a sentence end, or the 
 the front matter skipped) is cut into chapters and chunks by planning's own ``split``, each chunk
 becomes sentences by ``prepare`` as the synthesize task does, and the chunks, sorted by length as
 planning batches them, go to the engine in calls of at most ``--call-chars`` characters (the
-pipeline's engine calls are ``GROUP_CHARS`` = 1,500). ``--concurrency`` calls may be in flight
+pipeline's engine calls are ``LECTOR_SYNTH_GROUP_CHARS``, 1,500 by default). ``--concurrency`` calls may be in flight
 at once (the engine runs one forward pass at a time; the others phonemize meanwhile).
 Phonemization is included, from a cold word cache; the engine is loaded and warmed up on other
 text before the clock starts. The last line is
@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 
 from bench.book import CORPUS, book_text
-
-CALL_CHARS = 1500  # scheduler.synthesis.GROUP_CHARS: characters per engine call in the pipeline
+from lector.settings import Settings
 
 
 def _calls(chunks: list[list[str]], call_chars: int) -> list[list[str]]:
@@ -49,7 +48,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--threads", type=int, default=0, help="engine threads (0: every core)")
-    parser.add_argument("--call-chars", type=int, default=CALL_CHARS, help="characters per engine call")
+    parser.add_argument("--call-chars", type=int, default=Settings().synth_group_chars, help="characters per engine call")
     parser.add_argument("--concurrency", type=int, default=1, help="engine calls in flight at once")
     args = parser.parse_args()
 

@@ -50,6 +50,7 @@ class Services:
     self_hosted: bool = False
     webhook_allow_private: bool = False
     presign_seconds: int = 3600
+    max_job_chars: int | None = None  # Settings.max_job_chars; None where no jobs route is mounted
     clock: Callable[[], Any] | None = None
     authenticator: Callable[[str], Principal] | None = None
     admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403
@@ -57,7 +58,7 @@ class Services:
     usage_sink: Callable[[dict[str, Any]], Any] | None = None
     usage_outbox: Any | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
     # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
-    # facade.synthesis.in_engine_thread for why.
+    # facade.plans.in_engine_thread for why.
     engine_slots: int = 0
     engine_limiter: Any | None = None  # made on first use, on the serving event loop
 

@@ -75,7 +75,6 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     speech_errors.LanguageNotSupported: (400, None),
     speech_errors.VoiceNotFound: (400, None),
     speech_errors.ModelNotFound: (400, None),
-    speech_errors.TextTooLong: (400, TEXT_TOO_LONG),
     speech_errors.PhonemesNotSupported: (400, None),
     speech_errors.UnsupportedFormat: (400, None),
     store_errors.InvalidApiKey: (401, INVALID_KEY),

@@ -12,8 +12,7 @@ Errors::
     LicenseError
     ├── LicenseMissing      no licence, or no public key to check it with
     ├── LicenseInvalid      malformed, or the signature does not verify
-    ├── LicenseExpired      past its ``expires`` instant
-    └── LicenseRevoked      the licence endpoint said it is no longer valid
+    └── LicenseExpired      past its ``expires`` instant
 
 What a refusal looks like (``LicenseGate.require``): a missing, invalid, expired or revoked
 licence answers **401 ``invalid subscription``**. The seed defines that message as "the key's
@@ -22,7 +21,7 @@ account has no valid subscription (returned as 401, not 402 or 403)", and a self
 an operator installing a valid licence fixes it. A model the licence does not cover is different:
 the credential and the subscription are valid but may not use that resource, which is the seed's
 **403 ``access forbidden``**; the gate expresses that through ``Principal.allowed_models``, so
-``facade.synthesis.resolve`` raises it like any other account restriction.
+``facade.plans.resolve`` raises it like any other account restriction.
 
 Online checks (``LECTOR_LICENSE_URL``) can only take a licence away, never grant one: the
 signature is what makes a licence valid. When the endpoint is unreachable the last verdict stands
@@ -72,9 +71,6 @@ class LicenseExpired(LicenseError):
     pass
 
 
-class LicenseRevoked(LicenseError):
-    pass
-
 
 @dataclass(frozen=True, slots=True)
 class License:
@@ -89,9 +85,6 @@ class License:
             "v": 1, "id": self.id, "customer": self.customer, "issued": _iso(self.issued),
             "expires": _iso(self.expires), "models": list(self.models) if self.models is not None else None,
         }
-
-    def allows(self, model_id: str) -> bool:
-        return self.models is None or model_id in self.models
 
 
 def _iso(value: datetime) -> str:
@@ -229,7 +222,6 @@ class LicenseGate:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._http = httpx.Client(timeout=http_timeout_s, transport=transport) if license_url else None
         self._license: License | None = None
-        self._token: str | None = None
         self._reason = "not checked yet"
         self._revoked: str | None = None
         self._lock = threading.Lock()
@@ -265,12 +257,11 @@ class LicenseGate:
             lic = verify(token, key, now=self._clock())
         except LicenseError as exc:
             with self._lock:
-                self._license, self._token, self._reason = None, token, str(exc)
+                self._license, self._reason = None, str(exc)
             log.warning("licence not valid: %s", exc)
             return self.status
         revoked = self._online(token or "", lic)
         with self._lock:
-            self._token = token
             if revoked:
                 self._license, self._reason = None, revoked
             else:

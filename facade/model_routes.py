@@ -19,11 +19,6 @@ from speech.synthesizer import Controls
 from speech.text.languages import canonical
 
 ARCANA: Final = "arcana"
-#: the seed's per-language variables, by the 2-letter language they serve
-ARCANA_VARIABLES: Final = {
-    "en": "ARCANA_ENG_MODEL_URL", "es": "ARCANA_SPA_MODEL_URL",
-    "fr": "ARCANA_FRA_MODEL_URL", "de": "ARCANA_GER_MODEL_URL",
-}
 
 
 @dataclass(frozen=True, slots=True)

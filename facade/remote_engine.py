@@ -2,7 +2,7 @@
 
 The facade, cloud or self-hosted, runs the same code whether the voice is in-process or in a
 model service: ``RemoteEngine`` meets the ``speech`` Engine protocol and speaks the wire format of
-``workers.model_server.wire``.
+``speech.wire``.
 
 Failing fast matters more than anything else here: a model service that is down must turn a
 synthesis into a 500 ``internal error`` within about a second, not a hung request. So the
@@ -24,11 +24,11 @@ from typing import Any
 
 import httpx
 
+from speech import wire
 from speech.engines.base import Engine
 from speech.errors import EngineError, VoiceNotFound
 from speech.synthesizer import Controls, Synthesizer
 from speech.types import AudioChunk, SynthesisOptions
-from workers.model_server import wire
 
 DEFAULT_CONNECT_TIMEOUT = 0.5
 DEFAULT_READ_TIMEOUT = 60.0

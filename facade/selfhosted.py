@@ -31,10 +31,10 @@ from starlette.concurrency import run_in_threadpool
 from facade import errors as e
 from facade.app import create_app
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.plans import Plan, default_rate, resolve
 from facade.routes import ws
 from facade.routes.tts import audio_stream
 from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime
-from facade.synthesis import Plan, default_rate, resolve
 from facade.usage import record
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from facade.deps import Principal, Services
-from facade.synthesis import Plan
+from facade.plans import Plan
 from facade.usage_spool import DeadLetters
 from facade.validation import SynthesisRequest
 from speech.streaming import StreamStats

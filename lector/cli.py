@@ -54,7 +54,7 @@ def serve(
 
         raise typer.Exit(serve_selfhosted(settings, host=host, port=port, ws_port=ws_port))
     uvicorn.run(
-        "facade.app:create_app_from_env",
+        "lector.api:create_app_from_env",
         factory=True,
         host=host or settings.host,
         port=port or settings.port,
@@ -84,14 +84,14 @@ def worker(
         "worker", "--queues", queues, "--pool", pool, "--concurrency", str(concurrency),
         "--hostname", f"{name}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
     ]
+    settings = Settings()
     if beat:
         # The beat schedule is state: it lives in the data folder, not in the working directory.
-        settings = Settings()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         argv += ["--beat", "--schedule", str(settings.data_dir / "celerybeat-schedule")]
-    from workers.app import celery_app
+    from lector.worker import make_worker_app
 
-    celery_app.worker_main(argv)
+    make_worker_app(settings).worker_main(argv)
 
 
 @app.command()

@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     webhook_timeout_s: float = 10.0
     job_batch_chars: int = Field(4000, description="characters per synthesize task")
     assembly_workers: int = Field(0, ge=0, description="segments of a book measured and encoded at once; 0: every core")
+    # The cancel check runs between engine calls. 1,500 suits a CPU; a GPU wants far larger calls
+    # (measured on an H100: 1,000x realtime at 1,500, 1,500-1,900x at 20,000).
     synth_group_chars: int = Field(1500, gt=0, description="characters per engine call in a synthesize task (GPU: 20000)")
     job_batch_window: int = Field(4, description="batches of one job queued at a time (fairness between jobs)")
     retention_days: float = Field(30.0, description="a finished job's audio and objects are deleted after this")
@@ -112,3 +114,14 @@ class Settings(BaseSettings):
     @property
     def resolved_objects_dir(self) -> Path:
         return self.objects_dir or (self.data_dir / "objects")
+
+
+class ClientSettings(BaseSettings):
+    """What ``lector jobs`` (a client of the API, often on another machine) reads: prefix ``LECTOR_``.
+    Apart from ``Settings`` so that a client needs none of the server's secrets or validation."""
+
+    model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore")
+
+    api_url: str = "http://127.0.0.1:8000"
+    api_key: SecretStr | None = None
+    data_dir: Path = Field(Path(".lector"), description="where `make run` wrote the dev key (dev-api-key)")

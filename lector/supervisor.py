@@ -15,8 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from lector.backends import Backends, resolve
 from lector.children import Supervisor, supervise
-from lector.services import Backends, resolve
 from lector.settings import Settings
 
 log = logging.getLogger("lector.supervisor")

@@ -36,7 +36,6 @@ from typing import Any, Final, TextIO
 from sqlalchemy.orm import Session
 
 from scheduler import measuring, parallel, subtitles
-from scheduler.encoding import open_file_encoder
 from scheduler.intake import FORMATS
 from scheduler.objects import (
     chunk_meta_key,
@@ -47,9 +46,9 @@ from scheduler.objects import (
     vtt_key,
 )
 from scheduler.planning import Layout
-from scheduler.rendering import Book, encoded_segments, plan_segments, render_audio, uses_segments
+from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
-from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db
+from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
 
 log = logging.getLogger("lector.assembly")
@@ -221,7 +220,7 @@ def render(
         written = 0
         if timeline is not None:
             gain_db = normalization_gain_db(loudness, float(params.get("loudness_lufs") or TARGET_LUFS))
-            book = Book(timeline, peaks, 10 ** (gain_db / 20))
+            book = Measured(timeline, peaks, 10 ** (gain_db / 20))
             written = render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
         else:  # nothing to say: a valid, empty file
             open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()

@@ -25,6 +25,17 @@ class DeliveryOutcome:
     retry_in_s: float | None  # None: stop (delivered, no webhook, refused target, or the day is over)
 
 
+def result_link(objects: Any, job: Any, *, expires_s: int, public_base: str | None = None) -> str | None:
+    """The callback's link to the audio: a presigned URL where the store can make one, else the
+    API's own download path."""
+    if not job.result_key:
+        return None
+    url: str | None = objects.presigned_url(job.result_key, expires_s=expires_s)
+    if url is None and public_base:
+        url = f"{public_base.rstrip('/')}/v1/jobs/{job.id}/audio"
+    return url
+
+
 def event_payload(job: Any, *, audio_url: str | None) -> dict[str, Any]:
     return {
         "event": f"job.{job.status}",

@@ -1,9 +1,7 @@
 """Errors of the job lifecycle. No HTTP statuses: ``facade/errors.py`` maps them.
 
     SchedulerError
-    ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
-    ├── JobNotRunnable        the job was canceled or already finished; the task stops quietly
-    └── DeliveryFailed        a webhook attempt failed; the task retries with backoff
+    └── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
 
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
@@ -19,14 +17,6 @@ class SchedulerError(Exception):
 
 
 class InvalidWebhookUrl(SchedulerError):
-    pass
-
-
-class JobNotRunnable(SchedulerError):
-    pass
-
-
-class DeliveryFailed(SchedulerError):
     pass
 
 

@@ -29,10 +29,6 @@ def timestamps_key(job_id: uuid.UUID | str) -> str:
     return f"jobs/{job_id}/timestamps.json"
 
 
-def chunks_prefix(job_id: uuid.UUID | str) -> str:
-    return f"jobs/{job_id}/chunks/"
-
-
 def plan_key(job_id: uuid.UUID | str) -> str:
     return f"jobs/{job_id}/plan.json"
 

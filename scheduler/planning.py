@@ -32,13 +32,10 @@ from speech.text import chunk as chunk_text
 from store.db import jobs as job_repo
 
 CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small enough to retry cheaply
-BATCH_CHARS: Final = 4000  # characters per synthesize task
-BATCH_WINDOW: Final = 4  # batches of one job on the queue at a time
 
 PAUSE_SENTENCE_MS: Final = 250
 PAUSE_PARAGRAPH_MS: Final = 700
 PAUSE_CHAPTER_MS: Final = 2000
-MAX_PAUSE_MS: Final = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +114,7 @@ def split(
     return texts, Layout(pauses_ms, chapters)
 
 
-def batches(lengths: dict[int, int], *, budget: int = BATCH_CHARS) -> list[list[int]]:
+def batches(lengths: dict[int, int], *, budget: int) -> list[list[int]]:
     """Group chunk indices of similar length, each group within ``budget`` characters."""
     groups: list[list[int]] = []
     current: list[int] = []
@@ -134,7 +131,7 @@ def batches(lengths: dict[int, int], *, budget: int = BATCH_CHARS) -> list[list[
 
 
 def plan_job(
-    *, session: Session, objects: Any, job_id: uuid.UUID, batch_chars: int = BATCH_CHARS, window: int = BATCH_WINDOW
+    *, session: Session, objects: Any, job_id: uuid.UUID, batch_chars: int, window: int
 ) -> list[list[int]]:
     """Write chunk rows and the layout; return the batches to send now (at most about ``window``).
 
@@ -163,7 +160,9 @@ def plan_job(
         return []
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     if not layout.batches:  # a plan written before batches were stored: send them all, as before
-        return batches({c.index: c.characters for c in job_repo.pending_chunks(session=session, job_id=job_id)})
+        return batches(
+            {c.index: c.characters for c in job_repo.pending_chunks(session=session, job_id=job_id)}, budget=batch_chars
+        )
     handed_out = job_repo.batches_dispatched(session=session, job_id=job_id)
     again = [b for b in layout.batches[:handed_out] if pending.intersection(b)]
     fresh = _claim(session, job_id, layout, max(window - len(again), 0))

@@ -67,6 +67,17 @@ def make_celery(broker_url: str, *, visibility_timeout_s: int = 3600, name: str 
     return app
 
 
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A task to send: what ``scheduler.lifecycle`` decides, and the adapters carry out after the
+    transaction that decided it has committed (a message sent before could name a row that a
+    rollback then removes)."""
+
+    task: str
+    args: tuple[Any, ...] = ()
+    countdown: float | None = None
+
+
 @dataclass(slots=True)
 class Dispatcher:
     """Sends tasks by name. Callers send only after their transaction committed."""
@@ -75,3 +86,8 @@ class Dispatcher:
 
     def send(self, task: str, *args: Any, countdown: float | None = None) -> None:
         self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown)
+
+    def send_all(self, messages: list[Message]) -> None:
+        """Carry out what the lifecycle decided, in order."""
+        for message in messages:
+            self.send(message.task, *message.args, countdown=message.countdown)

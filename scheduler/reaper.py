@@ -14,58 +14,40 @@ and stops, so the customer gets the callback once.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from scheduler import webhooks
 from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN
 from store.db import jobs as job_repo
-from store.db.models import TERMINAL_JOB_STATUSES, Job
+from store.db import sweeps
 
-STALL_AFTER = timedelta(minutes=5)
 _NEXT_STEP = {"queued": TASK_PLAN, "planning": TASK_PLAN, "running": TASK_PLAN, "assembling": TASK_ASSEMBLE}
 
 
-def stalled(*, session: Session, now: datetime | None = None, stall_after: timedelta = STALL_AFTER) -> list[tuple[str, str]]:
+def stalled(*, session: Session, now: datetime | None = None, stall_after: timedelta) -> list[tuple[str, str]]:
     """(task, job id) pairs to re-send; touches each job so the next sweep waits again."""
-    cutoff = (now or datetime.now(UTC)) - stall_after
-    jobs = session.scalars(
-        select(Job).where(Job.status.in_(list(_NEXT_STEP)), Job.updated_at < cutoff).with_for_update(skip_locked=True).limit(500)
-    ).all()
-    actions = []
-    for job in jobs:
-        job.updated_at = now or datetime.now(UTC)
-        actions.append((_NEXT_STEP[job.status], str(job.id)))
-    session.flush()
-    return actions
+    now = now or datetime.now(UTC)
+    jobs = sweeps.idle_jobs(session=session, statuses=_NEXT_STEP, idle_since=now - stall_after)
+    sweeps.touch_jobs(session=session, jobs=jobs, now=now)
+    return [(_NEXT_STEP[job.status], str(job.id)) for job in jobs]
 
 
 def lost_webhooks(
     *,
     session: Session,
     now: datetime | None = None,
-    stall_after: timedelta = STALL_AFTER,
+    stall_after: timedelta,
     max_delay_s: float = webhooks.MAX_DELAY_S,
 ) -> list[tuple[str, int]]:
     """(job id, attempt number) of callbacks to re-send: undelivered, inside the retry window,
     and overdue by ``stall_after`` (no first attempt after the job ended, or no next attempt
     after the last one's backoff). Touches each job so the next sweep waits again."""
     now = now or datetime.now(UTC)
-    window_start = now - timedelta(seconds=webhooks.RETRY_WINDOW_S)
-    jobs = session.scalars(
-        select(Job)
-        .where(
-            Job.status.in_(list(TERMINAL_JOB_STATUSES)),
-            Job.webhook_url.is_not(None),
-            Job.finished_at > window_start,
-            Job.updated_at < now - stall_after,
-        )
-        .with_for_update(skip_locked=True)
-        .limit(500)
-    ).all()
-    actions = []
+    jobs = sweeps.finished_jobs_with_webhook(
+        session=session, finished_after=now - timedelta(seconds=webhooks.RETRY_WINDOW_S), idle_since=now - stall_after
+    )
+    actions, overdue = [], []
     for job in jobs:
         attempts = job_repo.list_webhook_attempts(session=session, job_id=job.id)
         if any(a.delivered for a in attempts):
@@ -77,21 +59,11 @@ def lost_webhooks(
         else:
             due, next_attempt = job.finished_at or job.updated_at, 1
         if _aware(due) + stall_after < now:
-            job.updated_at = now
+            overdue.append(job)
             actions.append((str(job.id), next_attempt))
-    session.flush()
+    sweeps.touch_jobs(session=session, jobs=overdue, now=now)
     return actions
 
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def audio_url(objects: Any, job: Any, *, expires_s: int, public_base: str | None = None) -> str | None:
-    """A presigned URL where the store can make one, else the API's own download path."""
-    if not job.result_key:
-        return None
-    url = objects.presigned_url(job.result_key, expires_s=expires_s)
-    if url is None and public_base:
-        url = f"{public_base.rstrip('/')}/v1/jobs/{job.id}/audio"
-    return url

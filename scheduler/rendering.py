@@ -4,7 +4,7 @@ true-peak limited and encoded, holding about one chunk in memory per worker.
 The output timeline is fixed before any audio is rendered: chunk ``i`` starts at its native
 offset times ``out_rate / native_rate``, and the file is exactly ``round(native_end * ratio)``
 samples long. That lets the work be cut into *segments*, each rendered from its own stream
-resampler and, for MP3 and m4b, encoded on its own core (see ``scheduler.encoding``). Segments join only
+resampler and, for MP3 and m4b, encoded on its own core (see ``speech.audio.files``). Segments join only
 inside long pauses (paragraph or chapter), where both sides are digital silence, so a fresh
 resampler and a fresh encoder at the join are inaudible. Other formats are one segment, with the
 encoder on a thread of its own beside the arithmetic.
@@ -26,18 +26,22 @@ from typing import Any, Final
 import numpy as np
 
 from scheduler import parallel
-from scheduler.encoding import (
-    JOB_FORMATS,
+from scheduler.timeline import Timeline, faded, fetch_audio
+from speech.audio import (
+    FILE_FORMATS,
+    MP3_RATES,
     SEGMENTED,
+    AudioFormat,
     EncodedSegment,
+    Metadata,
     SegmentEncoder,
     SegmentJoiner,
+    StreamResampler,
     frame_size,
     join_skip,
+    limit_true_peak,
     open_file_encoder,
 )
-from scheduler.timeline import Timeline, faded, fetch_audio
-from speech.audio import MP3_RATES, AudioFormat, Metadata, StreamResampler, limit_true_peak
 
 TRUE_PEAK_DBFS: Final = -3.0
 #: A stretch whose sample peak after the gain stays this far under the ceiling cannot have a true
@@ -69,7 +73,7 @@ def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class Book:
+class Measured:
     """The timeline and what pass 1 measured: all pass 2 needs besides the chunks themselves."""
 
     timeline: Timeline
@@ -88,7 +92,7 @@ class Segment:
 def plan_segments(timeline: Timeline, out_rate: int, count: int, *, frame: int = 1, skip: int = 0) -> list[Segment]:
     """Up to ``count`` segments of similar length joined in long pauses. Every segment but the
     last is a multiple of ``frame`` samples long; every one but the first starts ``skip``
-    samples into its pause (``scheduler.encoding`` explains both)."""
+    samples into its pause (``speech.audio.files`` explains both)."""
     ratio = out_rate / timeline.native_rate
     total = int(round(timeline.end * ratio))
     n = len(timeline.offsets)
@@ -111,7 +115,7 @@ def plan_segments(timeline: Timeline, out_rate: int, count: int, *, frame: int =
     return segments
 
 
-def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
+def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
     """The segment's output samples, ``segment.begin`` to ``segment.end``, block by block."""
     timeline = book.timeline
     ratio = out_rate / timeline.native_rate
@@ -178,14 +182,14 @@ class _EncoderThread:
 def uses_segments(fmt: str, out_rate: int, workers: int) -> bool:
     """MP3 (at a rate MP3 has) and m4b are encoded in segments on the workers; the rest in one
     stream: Opus and FLAC encode several times faster than LAME, WAV needs no encoding."""
-    audio_format = JOB_FORMATS[fmt]
+    audio_format = FILE_FORMATS[fmt]
     if audio_format is AudioFormat.MP3 and out_rate not in MP3_RATES:
         return False
     return audio_format in SEGMENTED and workers > 1
 
 
 def render_audio(
-    objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
+    objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
     metadata: Metadata | None, workers: int,
 ) -> int:
     """Write the audio file; return its length in samples at ``out_rate``."""
@@ -211,7 +215,7 @@ def render_audio(
 def encoded_segments(timeline: Timeline, fmt: str, out_rate: int, workers: int) -> list[Segment]:
     """Enough segments to keep every worker busy, and none so long that its frames (held until
     the segments before it are written) weigh much: ten minutes at 64 kb/s is 5 MB."""
-    audio_format = JOB_FORMATS[fmt]
+    audio_format = FILE_FORMATS[fmt]
     count = max(2 * workers, math.ceil(timeline.end / timeline.native_rate / MAX_SEGMENT_S))
     return plan_segments(
         timeline, out_rate, count, frame=frame_size(audio_format, out_rate), skip=join_skip(audio_format, out_rate)
@@ -219,24 +223,24 @@ def encoded_segments(timeline: Timeline, fmt: str, out_rate: int, workers: int) 
 
 
 def encode_segment(
-    objects: Any, job_id: uuid.UUID, book: Book, segment: Segment, fmt: str, out_rate: int
+    objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, fmt: str, out_rate: int
 ) -> EncodedSegment:
     """One segment's frames. Runs in a worker process (``scheduler.parallel``): its arguments
     and its result pickle, and it holds one chunk and the segment's frames in memory."""
-    encoder = SegmentEncoder(JOB_FORMATS[fmt], out_rate)
+    encoder = SegmentEncoder(FILE_FORMATS[fmt], out_rate)
     for block in _segment_blocks(objects, job_id, book, segment, out_rate):
         encoder.write(block)
     return encoder.finish()
 
 
 def _render_segments(
-    objects: Any, job_id: uuid.UUID, book: Book, fmt: str, out_rate: int, path: Path, *,
+    objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
     metadata: Metadata | None, workers: int,
 ) -> int:
     timeline = book.timeline
     segments = encoded_segments(timeline, fmt, out_rate, workers)
     joiner = SegmentJoiner(
-        JOB_FORMATS[fmt], out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate
+        FILE_FORMATS[fmt], out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate
     )
     try:
         with parallel.executor(workers) as pool:

@@ -21,7 +21,6 @@ from scheduler.objects import job_prefix
 from store.db import jobs as job_repo
 
 log = logging.getLogger("lector.retention")
-DEFAULT_DAYS = 30
 
 
 def expire_jobs(

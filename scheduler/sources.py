@@ -40,7 +40,9 @@ class SourceError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Book:
+class SourceText:
+    """A book read from an upload: its text, and the chapters, title and author the file carried."""
+
     text: str
     chapters: list[dict[str, Any]] = field(default_factory=list)  # [{"title", "start"}]
     title: str | None = None
@@ -171,7 +173,7 @@ _FRONT_MATTER: Final = re.compile(
 )
 
 
-def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> Book:
+def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> SourceText:
     """``skip_front_matter`` leaves out spine documents named or labelled like a cover, title page,
     contents, copyright or licence page (Project Gutenberg's header and footer included)."""
     try:
@@ -217,7 +219,7 @@ def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> Book:
             position += len(text) + 2
     if not parts:
         raise SourceError("the EPUB has no text")
-    return Book("\n\n".join(parts), chapters, (title or "").strip() or None, (author or "").strip() or None)
+    return SourceText("\n\n".join(parts), chapters, (title or "").strip() or None, (author or "").strip() or None)
 
 
 def decode_text(data: bytes) -> str:
@@ -230,14 +232,14 @@ def decode_text(data: bytes) -> str:
 _MD_NAMES: Final = re.compile(r"\.(md|markdown)$", re.IGNORECASE)
 
 
-def read_upload(filename: str, content_type: str | None, data: bytes, *, skip_front_matter: bool = False) -> Book:
+def read_upload(filename: str, content_type: str | None, data: bytes, *, skip_front_matter: bool = False) -> SourceText:
     """An uploaded file as a book; the kind is told by the name's extension, else the media type."""
     name = (filename or "").lower()
     kind = (content_type or "").split(";")[0].strip().lower()
     if name.endswith(".epub") or kind == "application/epub+zip":
         return epub_to_book(data, skip_front_matter=skip_front_matter)
     if _MD_NAMES.search(name) or kind in ("text/markdown", "text/x-markdown"):
-        return Book(markdown_to_text(decode_text(data)))
+        return SourceText(markdown_to_text(decode_text(data)))
     if name.endswith(".txt") or kind.startswith("text/") or not name:
-        return Book(decode_text(data))
+        return SourceText(decode_text(data))
     raise SourceError("file must be a .txt, .md or .epub file")

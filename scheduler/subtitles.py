@@ -149,10 +149,3 @@ def srt_block(number: int, cue: Cue) -> str:
 def vtt_block(cue: Cue) -> str:
     return f"{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{cue.text}\n\n"
 
-
-def to_srt(all_cues: Sequence[Cue]) -> str:
-    return "".join(srt_block(i + 1, c) for i, c in enumerate(all_cues))
-
-
-def to_vtt(all_cues: Sequence[Cue]) -> str:
-    return VTT_HEADER + "".join(vtt_block(c) for c in all_cues)

@@ -57,13 +57,7 @@ def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SEN
     return samples, words
 
 
-# Characters per engine call; the cancel check runs between calls. 1,500 suits a CPU; a GPU wants
-# far larger calls (measured on an H100: 1,000x realtime at 1,500, 1,500-1,900x at 20,000), so GPU
-# workers raise it with LECTOR_SYNTH_GROUP_CHARS (and LECTOR_JOB_BATCH_CHARS, which bounds a task).
-GROUP_CHARS = 1500
-
-
-def _groups(todo: list[tuple[int, str]], group_chars: int = GROUP_CHARS) -> list[list[tuple[int, str]]]:
+def _groups(todo: list[tuple[int, str]], group_chars: int) -> list[list[tuple[int, str]]]:
     groups: list[list[tuple[int, str]]] = []
     used = group_chars
     for item in todo:
@@ -100,7 +94,7 @@ def synthesize_batch(
     catalog: Any,
     job_id: uuid.UUID,
     indices: list[int],
-    group_chars: int = GROUP_CHARS,
+    group_chars: int,
 ) -> BatchResult:
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)

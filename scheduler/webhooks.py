@@ -44,15 +44,6 @@ def backoff_seconds(attempt: int, *, cap_s: float = MAX_DELAY_S) -> float:
     return float(min(5 * 2 ** min(max(attempt - 1, 0), 30), cap_s))
 
 
-def attempts_within_window(cap_s: float = MAX_DELAY_S) -> int:
-    """How many attempts the schedule makes before the retry window closes (for operators)."""
-    elapsed, attempt = 0.0, 1
-    while elapsed + backoff_seconds(attempt, cap_s=cap_s) <= RETRY_WINDOW_S:
-        elapsed += backoff_seconds(attempt, cap_s=cap_s)
-        attempt += 1
-    return attempt
-
-
 def sign(secret: str, body: bytes, *, timestamp: int | None = None) -> str:
     ts = int(time.time()) if timestamp is None else timestamp
     mac = hmac.new(secret.encode(), f"{ts}.".encode() + body, hashlib.sha256).hexdigest()

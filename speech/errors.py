@@ -6,7 +6,6 @@
     ├── LanguageNotSupported     lang outside the model's (or voice's) languages
     ├── CatalogError             the voice catalog file is malformed (names the bad entry)
     ├── TextError
-    │   ├── TextTooLong          a chunk exceeds what one request may carry
     │   └── PhonemesNotSupported `{phonemes}` for a voice whose engine takes only text
     ├── PhonemizerError          eSpeak NG failed or is unavailable
     ├── EngineError              inference failed (torch or weight loading)
@@ -57,10 +56,6 @@ class CatalogError(SpeechError):
 
 class TextError(SpeechError):
     """The text cannot be processed as given."""
-
-
-class TextTooLong(TextError):
-    pass
 
 
 class PhonemesNotSupported(TextError):

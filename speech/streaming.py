@@ -16,7 +16,7 @@ import numpy as np
 from speech.audio import AudioFormat, StreamResampler, open_encoder
 from speech.synthesizer import Controls, Synthesizer
 from speech.types import AudioChunk, WordTiming
-from speech.units import Unit
+from speech.units import StreamStep
 
 
 @dataclass(slots=True)
@@ -36,7 +36,7 @@ def _shift(words: list[WordTiming], offset: float) -> list[WordTiming]:
 def pcm_stream(
     synthesizer: Synthesizer,
     voice: Any,
-    units: Sequence[Unit],
+    units: Sequence[StreamStep],
     controls: Controls,
     *,
     sample_rate: int,

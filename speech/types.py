@@ -35,10 +35,8 @@ class AudioChunk:
 
     def to_int16(self) -> np.ndarray:
         clipped = np.clip(self.samples, -1.0, 1.0)
-        return (clipped * 32767.0).astype("<i2")
-
-    def to_pcm16_bytes(self) -> bytes:
-        return self.to_int16().tobytes()
+        out: np.ndarray = (clipped * 32767.0).astype("<i2")
+        return out
 
 
 @dataclass(frozen=True, slots=True)

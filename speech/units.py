@@ -14,7 +14,7 @@ from speech.text import PauseSegment, PhonemeSegment, TextSegment, parse_markup
 
 
 @dataclass(frozen=True, slots=True)
-class Unit:
+class StreamStep:
     """One step of a stream: exactly one of ``text``, ``pause_ms`` or ``phonemes`` is set."""
 
     text: str = ""
@@ -31,19 +31,19 @@ def plan_units(
     pause_between_brackets: bool = False,
     phonemize_between_brackets: bool = False,
     inline_speed_alpha: str | Sequence[float] | None = None,
-) -> list[Unit]:
+) -> list[StreamStep]:
     segments = parse_markup(
         text,
         pause_between_brackets=pause_between_brackets,
         phonemize_between_brackets=phonemize_between_brackets,
         inline_speed_alpha=inline_speed_alpha or None,
     )
-    units: list[Unit] = []
+    units: list[StreamStep] = []
     for segment in segments:
         if isinstance(segment, PauseSegment):
-            units.append(Unit(pause_ms=segment.ms))
+            units.append(StreamStep(pause_ms=segment.ms))
         elif isinstance(segment, PhonemeSegment):
-            units.append(Unit(phonemes=segment.phonemes))
+            units.append(StreamStep(phonemes=segment.phonemes))
         elif isinstance(segment, TextSegment):
-            units.extend(Unit(text=s, speed=segment.speed) for s in prepare(segment.text, lang, normalize_text=normalize_text))
+            units.extend(StreamStep(text=s, speed=segment.speed) for s in prepare(segment.text, lang, normalize_text=normalize_text))
     return units

@@ -1,29 +1,44 @@
-"""What a worker process holds: database sessions, the object store, the voices, a dispatcher.
+"""What a worker process holds: database sessions, the object store, the voices, a dispatcher,
+and the plain values its tasks are configured with.
 
-Built on first use inside the worker process, never at import and never before a fork: a pooled
-database connection or a CUDA context must not be shared across processes.
+Built by the composition root (``lector.worker``) on first use inside the worker process, never
+at import and never before a fork: a pooled database connection or a CUDA context must not be
+shared across processes. ``Lazy`` is that "once, on first use" holder.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from lector.settings import Settings
-from lector.wiring import build_catalog, build_object_store, build_synthesizer, resolved_database_url
 from scheduler.queue import Dispatcher
 from speech.synthesizer import Synthesizer
-from store.db.session import make_engine, make_sessionmaker, session_scope
+
+
+@dataclass(frozen=True, slots=True)
+class TaskConfig:
+    """The settings the tasks pass on to the lifecycle (``lector.settings.Settings`` has the defaults)."""
+
+    job_batch_chars: int
+    job_batch_window: int
+    synth_group_chars: int
+    assembly_workers: int  # 0: every core
+    presign_seconds: int
+    webhook_allow_private: bool
+    webhook_timeout_s: float
+    visibility_timeout_s: int
+    stall_after_s: int
+    retention_days: float
 
 
 @dataclass
 class Resources:
-    settings: Settings
+    config: TaskConfig
     sessions: Callable[[], AbstractContextManager[Session]]
     objects: Any
     catalog: Any
@@ -31,27 +46,16 @@ class Resources:
     dispatcher: Dispatcher
 
 
-_lock = threading.Lock()
-_resources: Resources | None = None
+class Lazy:
+    """``build()`` once, on the first call, in whichever process calls it."""
 
+    def __init__(self, build: Callable[[], Resources]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._built: Resources | None = None
 
-def get(settings: Settings, dispatcher: Dispatcher) -> Resources:
-    global _resources
-    with _lock:
-        if _resources is None:
-            factory = make_sessionmaker(make_engine(resolved_database_url(settings)))
-
-            @contextmanager
-            def sessions() -> Iterator[Session]:
-                with session_scope(factory) as session:
-                    yield session
-
-            _resources = Resources(
-                settings=settings,
-                sessions=sessions,
-                objects=build_object_store(settings),
-                catalog=build_catalog(settings),
-                synthesizer=build_synthesizer(settings),
-                dispatcher=dispatcher,
-            )
-        return _resources
+    def __call__(self) -> Resources:
+        with self._lock:
+            if self._built is None:
+                self._built = self._build()
+            return self._built

@@ -1,4 +1,6 @@
-"""Thin Celery tasks: ids in, one scheduler call, then the next step enqueued.
+"""Thin Celery tasks: ids in, one ``scheduler.lifecycle`` call, its messages sent.
+
+The composition root (``lector.worker``) registers them on its Celery app with ``register``.
 
 Every task is idempotent (see ``scheduler``) and acknowledged late, so a worker killed mid-task
 has its task redelivered and the repeat finds the finished parts done. Transient failures of
@@ -9,14 +11,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import redis
-from celery import Task
+from celery import Celery, Task
 
-from scheduler import assembly, delivery, planning, reaper, retention, synthesis, webhooks
-from scheduler.errors import job_error
+from scheduler import lifecycle, retention
 from scheduler.parallel import BrokenProcessPool
 from scheduler.queue import (
     TASK_ASSEMBLE,
@@ -25,12 +26,9 @@ from scheduler.queue import (
     TASK_REAP,
     TASK_SYNTHESIZE,
     TASK_WEBHOOK,
-    Dispatcher,
 )
-from store.db import jobs as job_repo
 from store.errors import DatabaseUnavailable, ObjectStoreUnavailable
-from workers import resources
-from workers.app import celery_app, settings
+from workers.resources import Resources
 
 log = logging.getLogger("lector.tasks")
 
@@ -48,19 +46,32 @@ RETRY = {
 }
 
 
-def _res() -> resources.Resources:
-    return resources.get(settings, Dispatcher(celery_app))
+_resources: Callable[[], Resources] | None = None
 
 
-def _fail(job_id: uuid.UUID, exc: BaseException) -> None:
-    res = _res()
-    with res.sessions() as session:
-        failed = job_repo.set_job_status(
-            session=session, job_id=job_id, status="failed",
-            expected=("queued", "planning", "running", "assembling"), error=job_error(exc),
-        )
-    if failed:
-        res.dispatcher.send(TASK_WEBHOOK, str(job_id), 1)
+def register(app: Celery, resources: Callable[[], Resources]) -> None:
+    """Register the tasks on ``app``; ``resources`` gives this process's parts (built on first use)."""
+    global _resources
+    _resources = resources
+    for name, body in ((TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble)):
+        app.task(name=name, base=JobTask, **RETRY)(body)
+    for name, body in ((TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire)):
+        app.task(name=name, **RETRY)(body)
+
+
+def _res() -> Resources:
+    if _resources is None:
+        raise RuntimeError("workers.tasks.register was not called")
+    return _resources()
+
+
+T = TypeVar("T")
+
+
+def _run(step: lifecycle.Step[T]) -> T:
+    """Send what the step decided (its transactions have committed) and return what it did."""
+    _res().dispatcher.send_all(step.messages)
+    return step.value
 
 
 class JobTask(Task):  # type: ignore[misc]
@@ -69,86 +80,47 @@ class JobTask(Task):  # type: ignore[misc]
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
         if args and not isinstance(exc, TRANSIENT):
             log.error("job %s failed in %s", args[0], self.name, exc_info=exc)
-            _fail(uuid.UUID(args[0]), exc)
+            res = _res()
+            res.dispatcher.send_all(lifecycle.fail(sessions=res.sessions, job_id=uuid.UUID(args[0]), error=exc))
 
 
-@celery_app.task(name=TASK_PLAN, base=JobTask, **RETRY)
 def plan(job_id: str) -> int:
     res = _res()
-    jid = uuid.UUID(job_id)
-    with res.sessions() as session:
-        batches = planning.plan_job(
-            session=session, objects=res.objects, job_id=jid,
-            batch_chars=res.settings.job_batch_chars, window=res.settings.job_batch_window,
-        )
-    for batch in batches:
-        res.dispatcher.send(TASK_SYNTHESIZE, job_id, batch)
-    if not batches:
-        res.dispatcher.send(TASK_ASSEMBLE, job_id)  # everything was already done (a resumed job)
-    return len(batches)
+    s = res.config
+    return _run(lifecycle.plan(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
+                               batch_chars=s.job_batch_chars, window=s.job_batch_window))
 
 
-@celery_app.task(name=TASK_SYNTHESIZE, base=JobTask, **RETRY)
 def synthesize(job_id: str, indices: list[int]) -> int:
     res = _res()
-    result = synthesis.synthesize_batch(
-        sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer,
-        catalog=res.catalog, job_id=uuid.UUID(job_id), indices=indices,
-        group_chars=res.settings.synth_group_chars,
-    )
-    if result.complete:
-        res.dispatcher.send(TASK_ASSEMBLE, job_id)
-    elif not result.canceled:
-        # Fairness: a job keeps only a few batches queued; each finished one hands on the next.
-        with res.sessions() as session:
-            following = planning.next_batches(session=session, objects=res.objects, job_id=uuid.UUID(job_id))
-        for batch in following:
-            res.dispatcher.send(TASK_SYNTHESIZE, job_id, batch)
-    return result.synthesized
+    return _run(lifecycle.synthesize(
+        sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
+        job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
+    ))
 
 
-@celery_app.task(name=TASK_ASSEMBLE, base=JobTask, **RETRY)
 def assemble(job_id: str) -> bool:
     res = _res()
-    workers = res.settings.assembly_workers or None
-    if assembly.assemble_job(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id), workers=workers):
-        res.dispatcher.send(TASK_WEBHOOK, job_id, 1)
-        return True
-    return False
+    return _run(lifecycle.assemble(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
+                                   workers=res.config.assembly_workers or None))
 
 
-@celery_app.task(name=TASK_WEBHOOK, **RETRY)
 def deliver_webhook(job_id: str, attempt: int = 1) -> bool:
     res = _res()
-    outcome = delivery.deliver(
-        sessions=res.sessions, job_id=uuid.UUID(job_id), attempt=attempt,
-        audio_url=lambda job: reaper.audio_url(res.objects, job, expires_s=res.settings.s3_presign_seconds),
-        allow_private=res.settings.webhook_allow_private, timeout_s=res.settings.webhook_timeout_s,
-        max_delay_s=webhooks.delay_cap(res.settings.visibility_timeout_s),
-    )
-    if outcome.retry_in_s is not None:
-        res.dispatcher.send(TASK_WEBHOOK, job_id, attempt + 1, countdown=outcome.retry_in_s)
-    return outcome.delivered
+    s = res.config
+    return _run(lifecycle.deliver_webhook(
+        sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id), attempt=attempt,
+        presign_seconds=s.presign_seconds, allow_private=s.webhook_allow_private,
+        timeout_s=s.webhook_timeout_s, visibility_timeout_s=s.visibility_timeout_s,
+    ))
 
 
-@celery_app.task(name=TASK_REAP, **RETRY)
 def reap() -> int:
     res = _res()
-    stall_after = timedelta(seconds=res.settings.stall_after_s)
-    with res.sessions() as session:
-        actions = reaper.stalled(session=session, stall_after=stall_after)
-        callbacks = reaper.lost_webhooks(
-            session=session, stall_after=stall_after,
-            max_delay_s=webhooks.delay_cap(res.settings.visibility_timeout_s),
-        )
-    for task, job_id in actions:
-        res.dispatcher.send(task, job_id)
-    for job_id, attempt in callbacks:
-        res.dispatcher.send(TASK_WEBHOOK, job_id, attempt)
-    return len(actions) + len(callbacks)
+    return _run(lifecycle.reap(sessions=res.sessions, stall_after_s=res.config.stall_after_s,
+                               visibility_timeout_s=res.config.visibility_timeout_s))
 
 
-@celery_app.task(name=TASK_EXPIRE, **RETRY)
 def expire() -> int:
     res = _res()
-    return retention.expire_all(sessions=res.sessions, objects=res.objects, retention_days=res.settings.retention_days)
+    return retention.expire_all(sessions=res.sessions, objects=res.objects, retention_days=res.config.retention_days)

@@ -21,21 +21,20 @@ from starlette.requests import ClientDisconnect
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
-from facade.synthesis import DEFAULT_MODEL
+from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
-from scheduler import intake, retention, sources
+from scheduler import intake, lifecycle, retention, sources
 from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
-from scheduler.queue import TASK_PLAN, TASK_WEBHOOK
+from scheduler.queue import Message
 from speech.synthesizer import prepare
+from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.errors import JobNotFound, ObjectNotFound
 
 router = APIRouter()
-MAX_JOB_CHARS: Final = 2_000_000
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
-MAX_PAUSE_MS: Final = 10_000
 EXPIRED: Final = "job audio has expired"
 _BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
 _JSON_FORM_FIELDS: Final = ("chapters", "pauses")
@@ -72,6 +71,13 @@ def _job_id(raw: str) -> uuid.UUID:
         return uuid.UUID(raw)
     except ValueError:
         raise e.ApiError(404, "job not found") from None
+
+
+def _max_chars(services: Services) -> int:
+    """The longest book a job may be (``LECTOR_MAX_JOB_CHARS``), from the app's settings."""
+    if services.max_job_chars is None:
+        raise e.ApiError(500, e.INTERNAL)
+    return services.max_job_chars
 
 
 def _pauses(value: Any) -> dict[str, int] | None:
@@ -156,7 +162,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
             payload["text"], payload["chapters"] = chapter_rules.join_given(given)
         except ValueError as exc:
             raise e.ApiError(400, str(exc)) from None
-    req = parse_request(payload, max_chars=MAX_JOB_CHARS)
+    req = parse_request(payload, max_chars=_max_chars(services))
     fmt = payload.get("format", "wav")
     if not isinstance(fmt, str) or fmt not in intake.FORMATS:
         raise e.ApiError(400, f"format must be one of: {', '.join(intake.FORMATS)}")
@@ -187,11 +193,11 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     )
 
 
-async def _form_payload(request: Request) -> dict[str, Any]:
+async def _form_payload(request: Request, max_chars: int) -> dict[str, Any]:
     """A multipart submission as the JSON body it stands for: the file's text (and, for an EPUB,
     its chapters, title and author unless given) plus the other fields."""
     try:
-        form = await request.form(max_files=1, max_fields=50, max_part_size=MAX_JOB_CHARS * 4)
+        form = await request.form(max_files=1, max_fields=50, max_part_size=max_chars * 4)
     except (e.ApiError, ClientDisconnect):  # the body cap, its deadline, a hang-up: answered as such
         raise
     except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
@@ -241,15 +247,14 @@ async def _form_payload(request: Request) -> dict[str, Any]:
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
     try:
         with services.session_factory() as session:  # type: ignore[misc]
-            job, created = intake.submit_job(
+            job, created, messages = lifecycle.submit(
                 session=session, objects=services.objects, account_id=principal.account_id, spec=spec,
                 idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
             )
             view = job_view(job)
     except InvalidWebhookUrl as exc:
         raise e.ApiError(400, str(exc)) from exc
-    if created:  # enqueue only after the commit above
-        services.dispatcher.send(TASK_PLAN, view["id"])
+    services.dispatcher.send_all(messages)  # only after the commit above
     return view, created
 
 
@@ -260,7 +265,7 @@ async def submit(
 ) -> JSONResponse:
     """Queue a long-form job. The same Idempotency-Key and body return the same job."""
     if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-        payload = await _form_payload(request)
+        payload = await _form_payload(request, _max_chars(services))
     else:
         payload = parse_json_body(await request.body())
     if not principal.may_use(endpoint="jobs"):
@@ -307,21 +312,17 @@ async def list_(
 
 @router.delete("/v1/jobs/{job_id}")
 async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
-    """Cancel: synthesis stops at its next check (within one engine call) and no chunk finished
-    after this is billed (``mark_chunk_done`` refuses chunks of an ended job)."""
+    """Cancel (``scheduler.lifecycle.cancel``): synthesis stops at its next check, within one engine call."""
     jid = _job_id(job_id)
 
-    def run() -> tuple[dict[str, Any], bool]:
+    def run() -> tuple[dict[str, Any], list[Message]]:
         with services.session_factory() as session:  # type: ignore[misc]
-            job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
-            moved = job_repo.set_job_status(
-                session=session, job_id=jid, status="canceled", expected=("queued", "planning", "running", "assembling")
-            )
-            return job_view(job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)), moved
+            job, messages = lifecycle.cancel(session=session, job_id=jid, account_id=principal.account_id)
+            return job_view(job), messages
 
-    view, moved = await run_in_threadpool(run)
-    if moved:  # a Redis publish blocks: off the event loop, like every other send
-        await run_in_threadpool(services.dispatcher.send, TASK_WEBHOOK, view["id"], 1)
+    view, messages = await run_in_threadpool(run)
+    # only after the commit above; a Redis publish blocks, so off the event loop
+    await run_in_threadpool(services.dispatcher.send_all, messages)
     return JSONResponse(view)
 
 

@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
-from facade.synthesis import Plan, default_rate, in_engine_thread, resolve
+from facade.plans import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (

@@ -39,8 +39,8 @@ from starlette.concurrency import run_in_threadpool
 from facade import browser_auth
 from facade import errors as e
 from facade.deps import Principal, Services
+from facade.plans import Plan, default_rate, in_engine_thread, resolve
 from facade.ratelimit import allow_connection
-from facade.synthesis import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest, parse_request
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
@@ -56,8 +56,8 @@ RAW_FLUSH_AT = re.compile(r"[.,!?。！？؟।]")
 
 
 @dataclass(slots=True)
-class Session:
-    """One socket's state."""
+class SocketState:
+    """One socket's state (not a database session: this module's ``session`` variables hold it)."""
 
     services: Services
     principal: Principal
@@ -83,7 +83,7 @@ def _query(websocket: WebSocket) -> dict[str, Any]:
     return params
 
 
-async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model_default: str | None) -> Session | None:
+async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model_default: str | None) -> SocketState | None:
     services: Services = websocket.app.state.services
     browser_key = browser_auth.key_from_protocols(browser_auth.offered_protocols(websocket.headers))
     try:
@@ -124,10 +124,10 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         return None
     await websocket.accept(subprotocol=browser_auth.MARKER if browser_key is not None else None)
     rate = base.sampling_rate or default_rate(plan.model_id, fmt.value)
-    return Session(services, principal, base, fmt, rate, segment, json_events, endpoint)
+    return SocketState(services, principal, base, fmt, rate, segment, json_events, endpoint)
 
 
-async def _synthesize(websocket: WebSocket, session: Session, text: str, context_id: str | None, done: bool) -> None:
+async def _synthesize(websocket: WebSocket, session: SocketState, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
     req = replace(session.base, text=text)
     try:
@@ -184,7 +184,7 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
         close_quietly(chunks)
 
 
-async def _worker(websocket: WebSocket, session: Session) -> None:
+async def _worker(websocket: WebSocket, session: SocketState) -> None:
     """Synthesizes queued runs in order. A failure closes the socket with 1011 at once: a client
     waiting for ``done`` (LiveKit, Pipecat) must learn of it now, not at its next message."""
     try:
@@ -211,7 +211,7 @@ async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
         await websocket.close(1011, f"{status}: {message}"[:120])
 
 
-async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done: bool = False, always: bool = False) -> None:
+async def _enqueue(session: SocketState, runs: list[tuple[str, str | None]], *, done: bool = False, always: bool = False) -> None:
     """Queue runs. With ``done`` (flush, eos), the last run, or an empty marker after the runs
     already queued, answers ``done``: a flush (``always``) every time, even with nothing
     buffered (right after ``clear``), so a client that waits for ``done`` after every flush never
@@ -226,7 +226,7 @@ async def _enqueue(session: Session, runs: list[tuple[str, str | None]], *, done
         session.unanswered = False
 
 
-def _clear(session: Session) -> None:
+def _clear(session: SocketState) -> None:
     """Barge-in, the same on every socket: the buffer is dropped, runs already queued are dropped,
     and the run in flight stops between two sentences (its generation is over)."""
     session.buffer.clear()
@@ -236,7 +236,7 @@ def _clear(session: Session) -> None:
         session.queue.get_nowait()
 
 
-def _take(session: Session, *, whole: bool) -> list[tuple[str, str | None]]:
+def _take(session: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
     """Cut the buffer into runs to synthesize: everything (flush) or up to the last sentence end."""
     text = "".join(t for t, _ in session.buffer)
     context_id = session.buffer[-1][1] if session.buffer else session.context_id
@@ -254,7 +254,7 @@ def _take(session: Session, *, whole: bool) -> list[tuple[str, str | None]]:
     return [(text[:cut], context_id)]
 
 
-def _error(session: Session, message: str) -> str:
+def _error(session: SocketState, message: str) -> str:
     """An ``error`` event; it carries the current contextId, since clients (Pipecat) route by it."""
     return json.dumps({"type": "error", "message": message, "contextId": session.context_id})
 
@@ -267,7 +267,7 @@ class _Command:
     text: str = ""
 
 
-async def _read_json(websocket: WebSocket, session: Session) -> _Command | None:
+async def _read_json(websocket: WebSocket, session: SocketState) -> _Command | None:
     """The next ``/ws3``/``/ws2`` message; ``None`` when it was bad (an ``error`` event went out)."""
     raw = await websocket.receive_text()
     try:
@@ -297,14 +297,14 @@ async def _read_json(websocket: WebSocket, session: Session) -> _Command | None:
 _RAW_MARKERS = {"<CLEAR>": "clear", "<FLUSH>": "flush", "<EOS>": "eos"}
 
 
-async def _read_raw(websocket: WebSocket, session: Session) -> _Command | None:
+async def _read_raw(websocket: WebSocket, session: SocketState) -> _Command | None:
     """The next ``/ws`` message: a marker, or text."""
     text = await websocket.receive_text()
     kind = _RAW_MARKERS.get(text.strip())
     return _Command(kind) if kind else _Command("text", text)
 
 
-def _runs_for_text(session: Session, text: str) -> list[tuple[str, str | None]]:
+def _runs_for_text(session: SocketState, text: str) -> list[tuple[str, str | None]]:
     """What new text sets off: by the socket's segmentation (``/ws`` speaks at punctuation)."""
     session.buffer.append((text, session.context_id))
     if not session.json_events:
@@ -316,7 +316,7 @@ def _runs_for_text(session: Session, text: str) -> list[tuple[str, str | None]]:
     return []
 
 
-async def _loop(websocket: WebSocket, session: Session) -> None:
+async def _loop(websocket: WebSocket, session: SocketState) -> None:
     """One mechanism for every socket: read a command, act on the buffer and the run queue."""
     read = _read_json if session.json_events else _read_raw
     worker = asyncio.create_task(_worker(websocket, session))

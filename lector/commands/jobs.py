@@ -1,13 +1,13 @@
 """``lector jobs``: a client of the job API, for people rendering books from a terminal.
 
 Talks HTTP to a running lector (``--url`` / ``LECTOR_API_URL``, key from ``--key`` /
-``LECTOR_API_KEY``, else the dev key ``make run`` wrote), exactly as any customer would.
+``LECTOR_API_KEY``, else the dev key ``make run`` wrote; read by ``ClientSettings``), exactly as
+any customer would.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,16 +18,19 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from lector.settings import ClientSettings
+
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
 TERMINAL = {"succeeded", "failed", "canceled"}
 
 
 def _client(url: str | None, key: str | None) -> httpx.Client:
-    base = url or os.environ.get("LECTOR_API_URL") or "http://127.0.0.1:8000"
-    token = key or os.environ.get("LECTOR_API_KEY")
+    settings = ClientSettings()
+    base = url or settings.api_url
+    token = key or (settings.api_key.get_secret_value() if settings.api_key else None)
     if not token:
-        dev = Path(os.environ.get("LECTOR_DATA_DIR", ".lector")) / "dev-api-key"
+        dev = settings.data_dir / "dev-api-key"
         token = dev.read_text().strip() if dev.exists() else ""
     if not token:
         raise typer.BadParameter("no API key: pass --key or set LECTOR_API_KEY")

@@ -1,4 +1,4 @@
-"""Audio for lector: formats and Accept negotiation, encoders, resampling, stitching, loudness.
+"""Audio for lector: formats and Accept negotiation, encoders, resampling, fades, loudness.
 
 Engines hand over float32 mono chunks and know no formats; everything after that lives here.
 ``loudness_normalize`` is ``loudness.normalize`` under a name that cannot be mistaken for text
@@ -7,6 +7,18 @@ normalisation at this level.
 
 from speech.audio.encoders import StreamEncoder, encode_whole, open_encoder
 from speech.audio.encoders_pyav import CHAPTER_FORMATS, MP3_PRIMING_SAMPLES
+from speech.audio.fade import fade_edges
+from speech.audio.files import (
+    FILE_FORMATS,
+    SEGMENTED,
+    EncodedSegment,
+    FileEncoder,
+    SegmentEncoder,
+    SegmentJoiner,
+    frame_size,
+    join_skip,
+    open_file_encoder,
+)
 from speech.audio.formats import (
     DEPRECATED_ALIASES,
     JSON_VARIANT_FORMATS,
@@ -41,14 +53,15 @@ from speech.audio.loudness import normalize as loudness_normalize
 from speech.audio.metadata import Chapter, Metadata
 from speech.audio.pcm import float_to_int16, lin2ulaw, patch_wav_sizes, ulaw2lin, wav_header
 from speech.audio.resample import StreamResampler, resample
-from speech.audio.stitch import Boundary, Pauses, Stitched, fade_edges, stitch
 
 __all__ = [
     "AudioFormat",
-    "Boundary",
     "CHAPTER_FORMATS",
     "Chapter",
     "DEPRECATED_ALIASES",
+    "EncodedSegment",
+    "FILE_FORMATS",
+    "FileEncoder",
     "JSON_VARIANT_FORMATS",
     "JSON_WEBSOCKET_FORMATS",
     "LoudnessMeter",
@@ -57,11 +70,12 @@ __all__ = [
     "Metadata",
     "NegotiationResult",
     "OPUS_RATES",
-    "Pauses",
     "RAW_WEBSOCKET_FORMATS",
     "Representation",
+    "SEGMENTED",
     "STREAMING_FORMATS",
-    "Stitched",
+    "SegmentEncoder",
+    "SegmentJoiner",
     "StreamEncoder",
     "StreamResampler",
     "apply_gain_db",
@@ -69,9 +83,11 @@ __all__ = [
     "encode_whole",
     "fade_edges",
     "float_to_int16",
+    "frame_size",
     "from_audio_format_param",
     "from_name",
     "integrated_loudness",
+    "join_skip",
     "joined_loudness",
     "limit_true_peak",
     "lin2ulaw",
@@ -82,10 +98,10 @@ __all__ = [
     "normalize",
     "not_acceptable_message",
     "open_encoder",
+    "open_file_encoder",
     "opus_encode_rate",
     "patch_wav_sizes",
     "resample",
-    "stitch",
     "supported_accept_list",
     "true_peak_level",
     "ulaw2lin",

@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import av
 import numpy as np
+from av.audio.stream import AudioStream
 
 from speech.audio.formats import AudioFormat, encode_rate
 from speech.audio.metadata import Metadata, chapter_dicts
@@ -137,9 +138,9 @@ class _AvWriter:
         with _av_errors(f"cannot open the {fmt.value} encoder"):
             self._container = av.open(target, mode="w", format=recipe.container, options=dict(recipe.options))
             try:
-                self._stream = self._container.add_stream(
+                self._stream = cast(AudioStream, self._container.add_stream(
                     recipe.codec, rate=self.encode_rate, layout="mono", options=dict(recipe.codec_options)
-                )
+                ))
                 rate = bitrate or recipe.default_bitrate
                 if rate:
                     self._stream.bit_rate = rate

@@ -190,7 +190,8 @@ def _phase_peaks(up: np.ndarray, count: int) -> np.ndarray:
     peaks = np.abs(up[0 : count * _OVERSAMPLE : _OVERSAMPLE])
     for phase in range(1, _OVERSAMPLE):
         np.maximum(peaks, np.abs(up[phase : count * _OVERSAMPLE : _OVERSAMPLE]), out=peaks)
-    return peaks
+    result: np.ndarray = peaks
+    return result
 
 
 def true_peak_level(samples: np.ndarray, sample_rate: int) -> float:

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from av.container.core import Chapter as AvChapter
 
 _CHAPTER_TIME_BASE = Fraction(1, 1000)
 
@@ -64,13 +67,13 @@ class Metadata:
         return {k: v for k, v in raw.items() if v}
 
 
-def chapter_dicts(chapters: Sequence[Chapter], total_seconds: float) -> list[dict[str, Any]]:
+def chapter_dicts(chapters: Sequence[Chapter], total_seconds: float) -> list[AvChapter]:
     """Chapters in the shape PyAV's ``Container.set_chapters`` takes (millisecond time base).
 
     Open ends run to the next chapter's start or to the end of the file; chapters must be in order.
     """
     ordered = list(chapters)
-    out: list[dict[str, Any]] = []
+    out: list[AvChapter] = []
     for i, ch in enumerate(ordered):
         if i and ch.start < ordered[i - 1].start:
             raise ValueError("chapters must be in order of their start")

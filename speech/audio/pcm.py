@@ -25,7 +25,8 @@ def float_to_int16(samples: np.ndarray) -> np.ndarray:
     """Float samples in [-1, 1] to little-endian int16, rounded (not truncated) and clipped."""
     x = np.asarray(samples, dtype=np.float32).reshape(-1)
     scaled = np.rint(np.clip(x, -1.0, 1.0) * 32767.0)
-    return scaled.astype("<i2")
+    out: np.ndarray = scaled.astype("<i2")
+    return out
 
 
 _SEG_UEND: Final = np.array([0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF, 0x1FFF], dtype=np.int32)

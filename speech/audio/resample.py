@@ -21,13 +21,6 @@ def _mono_float32(samples: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(samples, dtype=np.float32).reshape(-1))
 
 
-def resampled_length(num_samples: int, src_rate: int, dst_rate: int) -> int:
-    """How many samples :func:`resample` returns for ``num_samples`` input samples."""
-    if src_rate == dst_rate:
-        return num_samples
-    return int(round(num_samples * dst_rate / src_rate))
-
-
 def resample(samples: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
     """Resample mono float32 audio from ``src_rate`` to ``dst_rate`` (identity when equal)."""
     if src_rate <= 0 or dst_rate <= 0:

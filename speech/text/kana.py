@@ -21,7 +21,7 @@ _lock = threading.Lock()
 def _converter() -> Any:
     import pykakasi
 
-    return pykakasi.kakasi()
+    return pykakasi.kakasi()  # type: ignore[no-untyped-call]  # pykakasi ships no annotations
 
 
 def has_kanji(text: str) -> bool:

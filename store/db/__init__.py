@@ -29,7 +29,14 @@ from store.db.jobs import (
 )
 from store.db.keys import authenticate, create_key, generate_key, hash_key, list_keys, revoke_key
 from store.db.models import Account, ApiKey, Job, JobChunk, Usage, WebhookAttempt
-from store.db.session import make_engine, make_sessionmaker, normalize_url, session_scope, translate_db_errors
+from store.db.session import (
+    make_engine,
+    make_sessionmaker,
+    normalize_url,
+    scoped_sessions,
+    session_scope,
+    translate_db_errors,
+)
 from store.db.usage import UsageTotal, record_usage, request_billed, usage_totals
 
 __all__ = [
@@ -66,6 +73,7 @@ __all__ = [
     "request_billed",
     "record_webhook_attempt",
     "revoke_key",
+    "scoped_sessions",
     "session_scope",
     "set_job_status",
     "set_limits",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -212,7 +212,7 @@ def mark_chunks_done(
         {"job": job_id, "at": int(i), "key": key, "seconds": float(d)} for i, key, d in done if int(i) in pending
     ]
     if rows:
-        chunks = JobChunk.__table__
+        chunks = cast(Table, JobChunk.__table__)
         session.connection().execute(  # Core executemany: one cached statement for every row
             chunks.update()
             .where(chunks.c.job_id == bindparam("job"), chunks.c.index == bindparam("at"))
@@ -225,7 +225,7 @@ def mark_chunks_done(
             .values(chunks_done=Job.chunks_done + len(rows), updated_at=func.now())
             .execution_options(synchronize_session="fetch")
         )
-    return [row["at"] for row in rows]
+    return [int(i) for i, _, _ in done if int(i) in pending]
 
 
 def audio_seconds_done(*, session: Session, job_id: uuid.UUID) -> float:

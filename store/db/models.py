@@ -63,12 +63,6 @@ class Account(Base):
     webhook_secret: Mapped[str] = mapped_column(String(64), default=new_webhook_secret)
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
 
-    def may_use_model(self, model: str) -> bool:
-        return self.allowed_models is None or model in self.allowed_models
-
-    def may_use_endpoint(self, endpoint: str) -> bool:
-        return self.allowed_endpoints is None or endpoint in self.allowed_endpoints
-
 
 class ApiKey(Base):
     """A bearer key. Only its SHA-256 is stored; ``prefix`` is the visible start, for humans."""

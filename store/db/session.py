@@ -11,8 +11,8 @@ pooled one in each child after it, so that no pooled connection is shared across
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 from sqlalchemy import Engine, create_engine, exc
 from sqlalchemy.engine import make_url
@@ -83,3 +83,13 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
             raise
         finally:
             session.close()
+
+
+def scoped_sessions(factory: sessionmaker[Session]) -> Callable[[], AbstractContextManager[Session]]:
+    """``session_scope`` over ``factory`` as a no-argument factory: what the scheduler, the facade
+    and the workers take as ``sessions`` (each call one unit of work)."""
+
+    def scope() -> AbstractContextManager[Session]:
+        return session_scope(factory)
+
+    return scope

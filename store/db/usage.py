@@ -100,7 +100,7 @@ def record_job_usage(
         }
         for index, characters, seconds in chunks
     ]
-    statement = insert(Usage.__table__).on_conflict_do_nothing(index_elements=["job_id", "chunk_index"])
+    statement = insert(Usage).on_conflict_do_nothing(index_elements=["job_id", "chunk_index"])
     session.connection().execute(statement, rows)
 
 

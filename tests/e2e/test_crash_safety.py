@@ -17,10 +17,9 @@ import redis
 from sqlalchemy import text
 
 from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
-from store.db import jobs as job_repo
-from store.db.session import make_engine, make_sessionmaker, session_scope
+from store.db.session import make_engine, make_sessionmaker
 from tests.fixtures.stack import Stack
-from tests.support.books import excerpt, s3_store, submit
+from tests.support.books import excerpt, job_row, s3_store, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -37,13 +36,6 @@ def crash_stack(stack_env: dict[str, str], redis_url: str, tmp_path: Path) -> It
     redis.Redis.from_url(url).flushdb()
 
 
-def _job(sessions: Any, job_id: uuid.UUID) -> Any:
-    with session_scope(sessions) as session:
-        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        session.expunge(job)
-        return job
-
-
 def test_killed_synth_worker_loses_nothing_and_bills_once(crash_stack: Stack, pg_url: str) -> None:
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
@@ -55,18 +47,18 @@ def test_killed_synth_worker_loses_nothing_and_bills_once(crash_stack: Stack, pg
 
     deadline = time.monotonic() + 180
     while True:
-        current = _job(sessions, job_id)
+        current = job_row(sessions, job_id)
         if 0 < current.chunks_done < current.chunks_total:
             break
         assert current.chunks_done < current.chunks_total or current.chunks_total == 0, "finished before the kill"
         assert time.monotonic() < deadline, crash_stack.log_text("victim")[-3000:]
         time.sleep(0.1)
     crash_stack.kill("victim")  # SIGKILL to the whole process group, mid-batch
-    done_at_kill = _job(sessions, job_id).chunks_done
+    done_at_kill = job_row(sessions, job_id).chunks_done
 
     crash_stack.start_worker("rescuer")
     deadline = time.monotonic() + 240
-    while (current := _job(sessions, job_id)).status not in ("succeeded", "failed"):
+    while (current := job_row(sessions, job_id)).status not in ("succeeded", "failed"):
         assert time.monotonic() < deadline, crash_stack.log_text("rescuer")[-3000:]
         time.sleep(0.5)
     assert current.status == "succeeded", current.error
@@ -105,7 +97,7 @@ def own_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     import shutil
     import subprocess
 
-    from tests.fixtures.stack import free_port
+    from tests.support.servers import free_port
 
     binary = shutil.which("redis-server")
     if binary is None:
@@ -146,12 +138,12 @@ def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_red
         crash.start_worker("beat", queues="cpu", pool="solo", beat=True)
         Dispatcher(make_celery(url)).send(TASK_PLAN, str(job_id))
         deadline = time.monotonic() + 180
-        while _job(sessions, job_id).chunks_done == 0:
+        while job_row(sessions, job_id).chunks_done == 0:
             assert time.monotonic() < deadline, crash.log_text("w")[-3000:]
             time.sleep(0.2)
         restart()  # every queued message is gone: this Redis keeps nothing
         deadline = time.monotonic() + 300
-        while (current := _job(sessions, job_id)).status not in ("succeeded", "failed"):
+        while (current := job_row(sessions, job_id)).status not in ("succeeded", "failed"):
             assert time.monotonic() < deadline, (current.status, current.chunks_done, crash.log_text("beat")[-3000:])
             time.sleep(0.5)
         assert current.status == "succeeded", current.error
@@ -162,7 +154,7 @@ def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_red
 
 def _finished(sessions: Any, job_id: uuid.UUID, stack: Stack, name: str) -> Any:
     deadline = time.monotonic() + 240
-    while (current := _job(sessions, job_id)).status not in ("succeeded", "failed"):
+    while (current := job_row(sessions, job_id)).status not in ("succeeded", "failed"):
         assert time.monotonic() < deadline, stack.log_text(name)[-3000:]
         time.sleep(0.3)
     return current

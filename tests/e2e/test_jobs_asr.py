@@ -7,7 +7,6 @@ from __future__ import annotations
 import difflib
 import io
 import time
-from pathlib import Path
 from typing import Any
 
 import av
@@ -16,9 +15,9 @@ import numpy as np
 import pytest
 
 from tests.support.asr import normalise, transcribe, wer
+from tests.support.corpus import CORPUS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
 WINDOW_S = 60.0  # the issue: the first and the last minute
 
 

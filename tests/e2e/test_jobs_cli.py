@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lector.commands import jobs
+from tests.support.corpus import CORPUS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -50,8 +51,7 @@ def test_submit_wait_list_get_and_download(stack, api_key: str, tmp_path: Path) 
 
 
 def test_cancel_from_the_command_line(stack, api_key: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
-    text = corpus.read_text(encoding="utf-8")
+    text = CORPUS.read_text(encoding="utf-8")
     start = text.index("It is a truth universally acknowledged")
     book = tmp_path / "long.txt"
     book.write_text(text[start : start + 30000])

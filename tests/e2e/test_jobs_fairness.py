@@ -8,18 +8,16 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
 
-from scheduler import intake
 from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
 from store.db import accounts
 from store.db import jobs as job_repo
 from store.db.session import make_engine, make_sessionmaker, session_scope
-from store.objects import S3ObjectStore
 from tests.fixtures.stack import Stack
+from tests.support.books import job_row, s3_store, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SENTENCE = "The long road wound through the quiet valley towards the distant town. "
@@ -37,43 +35,26 @@ def fair_stack(stack_env: dict[str, str], redis_url: str, tmp_path: Path) -> Ite
     redis.Redis.from_url(url).flushdb()
 
 
-def _job(sessions: Any, job_id: uuid.UUID) -> Any:
-    with session_scope(sessions) as session:
-        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        session.expunge(job)
-        return job
-
-
 def test_a_small_job_submitted_after_a_big_one_finishes_first(fair_stack: Stack, pg_url: str) -> None:
     env = fair_stack.env
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
-    objects = S3ObjectStore(
-        bucket=env["LECTOR_S3_BUCKET"], endpoint_url=env["LECTOR_S3_ENDPOINT_URL"], region=env["LECTOR_S3_REGION"],
-        access_key_id=env["LECTOR_S3_ACCESS_KEY_ID"], secret_access_key=env["LECTOR_S3_SECRET_ACCESS_KEY"],
-    )
+    objects = s3_store(env)
     big_text = "\n\n".join(SENTENCE * 2 for _ in range(14))  # ~2,000 characters: 7 batches of 300
     with session_scope(sessions) as session:
-        account = accounts.create_account(session=session, name=f"fair-{uuid.uuid4().hex[:6]}")
-        big, _ = intake.submit_job(
-            session=session, objects=objects, account_id=account.id,
-            spec=intake.JobSpec(text=big_text, speaker="joe", model_id="mistv3", lang="en", format="wav"),
-        )
-        small, _ = intake.submit_job(
-            session=session, objects=objects, account_id=account.id,
-            spec=intake.JobSpec(text="A small job.", speaker="joe", model_id="mistv3", lang="en", format="wav"),
-        )
-        big_id, small_id = big.id, small.id
+        owner = accounts.create_account(session=session, name=f"fair-{uuid.uuid4().hex[:6]}").id
+    big_id = submit(sessions, objects, big_text, fmt="wav", account="fair", owner=owner)
+    small_id = submit(sessions, objects, "A small job.", fmt="wav", account="fair", owner=owner)
     dispatcher = Dispatcher(make_celery(env["LECTOR_REDIS_URL"]))
     dispatcher.send(TASK_PLAN, str(big_id))
     dispatcher.send(TASK_PLAN, str(small_id))
     fair_stack.start_worker("fair")  # both plans are queued before any work starts
     try:
         deadline = time.monotonic() + 300
-        while not all(_job(sessions, j).is_terminal for j in (big_id, small_id)):
+        while not all(job_row(sessions, j).is_terminal for j in (big_id, small_id)):
             assert time.monotonic() < deadline, fair_stack.log_text("fair")[-3000:]
             time.sleep(0.5)
-        big_job, small_job = _job(sessions, big_id), _job(sessions, small_id)
+        big_job, small_job = job_row(sessions, big_id), job_row(sessions, small_id)
         assert big_job.status == small_job.status == "succeeded"
         assert big_job.chunks_total >= 7
         assert small_job.finished_at < big_job.finished_at

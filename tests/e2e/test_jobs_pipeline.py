@@ -9,7 +9,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import accounts
 from store.db import jobs as job_repo
-from store.db.session import make_engine, make_sessionmaker, session_scope
+from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
 from tests.support.fake_engine import ToneEngine
 
@@ -37,10 +36,7 @@ def env(pg_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
     engine = make_engine(pg_url)
     factory = make_sessionmaker(engine)
 
-    @contextmanager
-    def sessions() -> Iterator[Any]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     with sessions() as session:
         account_id = accounts.create_account(session=session, name=f"pipe-{uuid.uuid4().hex[:8]}").id
@@ -90,7 +86,7 @@ def test_a_job_hands_out_its_batches_a_window_at_a_time_each_once(env: dict[str,
 def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict[str, Any]) -> None:
     job_id = _submit(env, BODY * 12)
     with env["sessions"]() as session:
-        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, window=1 << 20)
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=4000, window=1 << 20)
     everything = sorted(i for b in todo for i in b)
     tone = ToneEngine(per_item_s=0.05)
     result: list[Any] = []
@@ -98,7 +94,7 @@ def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict
         target=lambda: result.append(
             synthesis.synthesize_batch(
                 sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
-                catalog=Catalog.load(), job_id=job_id, indices=everything,
+                catalog=Catalog.load(), job_id=job_id, indices=everything, group_chars=1500,
             )
         )
     )
@@ -156,11 +152,11 @@ def test_a_chaptered_book_through_plan_synthesis_and_assembly(env: dict[str, Any
     job_id = _submit(env, book, format="m4b", title="Rain", author="A. Writer", skip_front_matter=True)
     tone = ToneEngine()
     with env["sessions"]() as session:
-        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, window=1 << 20)
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=4000, window=1 << 20)
     for batch in todo:
         synthesis.synthesize_batch(
             sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
-            catalog=Catalog.load(), job_id=job_id, indices=batch,
+            catalog=Catalog.load(), job_id=job_id, indices=batch, group_chars=1500,
         )
     assert assembly.assemble_job(sessions=env["sessions"], objects=env["objects"], job_id=job_id)
     job = _job(env, job_id)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from store.db.session import make_engine
-from tests.fixtures.stack import free_port
+from tests.support.servers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

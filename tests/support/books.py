@@ -4,15 +4,14 @@ store as the test sees it, and a job submitted the way the API would."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any
 
 from scheduler import intake
 from store.db import accounts
+from store.db import jobs as job_repo
 from store.db.session import session_scope
 from store.objects import S3ObjectStore
-
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pride_and_prejudice.txt"
+from tests.support.corpus import CORPUS
 
 
 def excerpt(chars: int, start_at: str = "It is a truth universally acknowledged") -> str:
@@ -30,12 +29,23 @@ def s3_store(env: dict[str, str]) -> S3ObjectStore:
     )
 
 
-def submit(sessions: Any, objects: S3ObjectStore, text: str, *, fmt: str, account: str) -> uuid.UUID:
-    """A job of ``text`` for a new account named ``account-<random>``, spoken by joe."""
+def submit(
+    sessions: Any, objects: S3ObjectStore, text: str, *, fmt: str, account: str, owner: uuid.UUID | None = None,
+) -> uuid.UUID:
+    """A job of ``text`` for ``owner``, or a new account named ``account-<random>``, spoken by joe."""
     with session_scope(sessions) as session:
-        owner = accounts.create_account(session=session, name=f"{account}-{uuid.uuid4().hex[:6]}")
+        if owner is None:
+            owner = accounts.create_account(session=session, name=f"{account}-{uuid.uuid4().hex[:6]}").id
         job, _ = intake.submit_job(
-            session=session, objects=objects, account_id=owner.id,
+            session=session, objects=objects, account_id=owner,
             spec=intake.JobSpec(text=text, speaker="joe", model_id="mistv3", lang="en", format=fmt),
         )
         return job.id
+
+
+def job_row(sessions: Any, job_id: uuid.UUID) -> Any:
+    """The job's row as it is now, detached (readable after its session closed)."""
+    with session_scope(sessions) as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        session.expunge(job)
+        return job

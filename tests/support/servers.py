@@ -14,6 +14,7 @@ import uvicorn
 
 
 def free_port() -> int:
+    """A loopback port nothing listens on now (every test server and fixture takes theirs here)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -99,3 +100,15 @@ def ready(url: str, path: str = "/readyz") -> bool:
         return httpx.get(url + path, timeout=1.0).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def api_up(base_url: str, process: Any, timeout: float) -> bool:
+    """Wait until a lector API answers (its voice list is served once the app has started) or
+    its ``process`` (a ``subprocess.Popen``) exits; True when it answered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base_url}/data/voices/all-v2.json", timeout=2).status_code == 200:
+                return True
+        time.sleep(0.3)
+    return False

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from facade.auth import db_authenticator
 from facade.deps import Services
-from store.db import create_account, create_key, session_scope
+from store.db import create_account, create_key
+from store.db.session import scoped_sessions
 
 
 def sessions_of(factory: sessionmaker[Session]) -> Callable[[], contextlib.AbstractContextManager[Session]]:
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Session]:
-        with session_scope(factory) as session:
-            yield session
-
-    return sessions
+    return scoped_sessions(factory)
 
 
 def services_with_key(factory: sessionmaker[Session], account: str, **parts: Any) -> tuple[Services, str]:

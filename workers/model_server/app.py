@@ -31,9 +31,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from speech import wire
 from speech.engines.base import Engine
 from speech.types import SynthesisOptions
-from workers.model_server import wire
 from workers.model_server.batcher import Batcher
 
 log = logging.getLogger("lector.model_server")

@@ -9,6 +9,7 @@ give values nobody reads.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -96,7 +97,8 @@ class Albert(nn.Module):
         bias = torch.zeros(valid.shape, dtype=torch.float32, device=ids.device)
         bias = bias.masked_fill(~valid, torch.finfo(torch.float32).min)[:, None, None, :]
         x = self.encoder.embedding_hidden_mapping_in(self.embeddings(ids))
-        layer = self.encoder.albert_layer_groups[0].albert_layers[0]
+        group = cast(_Group, self.encoder.albert_layer_groups[0])
+        layer = cast(_Layer, group.albert_layers[0])
         for _ in range(PASSES):
             x = layer(x, bias)
         return x

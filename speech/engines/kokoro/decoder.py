@@ -100,6 +100,8 @@ class SourceModule(nn.Module):
 
 
 class Generator(nn.Module):
+    window: torch.Tensor  # a buffer (``register_buffer``), typed for the checker
+
     def __init__(self, initial_channels: int = 512) -> None:
         super().__init__()
         self.m_source = SourceModule()

@@ -24,12 +24,12 @@ from speech.engines.base import engine_errors
 from speech.engines.kokoro.model import SAMPLES_PER_FRAME, KokoroModel
 from speech.engines.kokoro.phonemes import (
     MAX_TOKENS,
-    VOCAB,
     KokoroPhonemizer,
     char_id_positions,
     char_owners,
     token_ids,
 )
+from speech.engines.kokoro.vocab import VOCAB
 from speech.engines.kokoro.weights import load_state_dict, model_file
 from speech.engines.timing import word_timings
 from speech.errors import EngineError

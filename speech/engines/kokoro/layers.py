@@ -125,7 +125,7 @@ def _copy_directions(lstm: nn.LSTM) -> tuple[nn.LSTM, nn.LSTM]:
     halves = []
     for suffix in ("", "_reverse"):
         half = nn.LSTM(lstm.input_size, lstm.hidden_size, num_layers=1, batch_first=True)
-        half = half.to(lstm.weight_ih_l0.device)
+        half = half.to(next(lstm.parameters()).device)
         with torch.no_grad():
             for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
                 getattr(half, name).copy_(getattr(lstm, name + suffix))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import nn
@@ -25,7 +26,6 @@ from speech.engines.kokoro.decoder import Decoder
 from speech.engines.kokoro.prosody import ProsodyPredictor, TextEncoder
 
 SAMPLES_PER_FRAME = 600
-STYLE_SIZE = 256
 
 
 @dataclass(slots=True)
@@ -61,7 +61,7 @@ class KokoroModel(nn.Module):
         fused = kernels.compiled()
         for module in self.modules():
             if hasattr(module, "kernels"):
-                module.kernels = fused
+                setattr(module, "kernels", fused)  # noqa: B010 - a plain attribute of several classes
 
     def quantize_dynamic(self) -> None:
         """The CPU fast path: every convolution but the last as int8, activations quantized on
@@ -80,7 +80,7 @@ class KokoroModel(nn.Module):
                         child.out_channels,
                         child.kernel_size[0],
                         stride=child.stride[0],
-                        padding=child.padding[0],
+                        padding=cast(tuple[int, ...], child.padding)[0],
                         dilation=child.dilation[0],
                         groups=child.groups,
                         bias=child.bias is not None,

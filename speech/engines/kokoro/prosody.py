@@ -9,6 +9,8 @@ decoder its per-phoneme content. LSTMs see each item's valid steps only, so padd
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -49,7 +51,7 @@ class DurationEncoder(nn.Module):
             if isinstance(block, AdaLayerNorm):
                 x = masked(torch.cat([block(x, style), styles], dim=-1), mask)
             else:
-                x = bidirectional_lstm(block, x, lengths)
+                x = bidirectional_lstm(cast(nn.LSTM, block), x, lengths)
         return x
 
 

@@ -102,22 +102,6 @@ class VoiceConfig:
         except (OSError, json.JSONDecodeError) as exc:
             raise EngineError(f"cannot read voice config {path}: {exc}") from exc
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "audio": {"sample_rate": self.sample_rate},
-            "espeak": {"voice": self.espeak_voice},
-            "inference": {
-                "noise_scale": self.noise_scale,
-                "length_scale": self.length_scale,
-                "noise_w": self.noise_w,
-            },
-            "phoneme_type": "espeak",
-            "phoneme_id_map": {k: list(v) for k, v in self.phoneme_id_map.items()},
-            "num_symbols": self.num_symbols,
-            "num_speakers": self.num_speakers,
-            "language": {"code": self.language},
-        }
-
     def phoneme_ids(self, phonemes: str) -> tuple[list[int], list[int]]:
         """Piper's id sequence ``^ _ p1 _ p2 _ ... $`` and, per phoneme character, the index of its
         id in that sequence (-1 for a character the voice does not know, which is skipped)."""

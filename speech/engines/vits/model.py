@@ -56,10 +56,6 @@ class VitsOutput:
     audio: list[torch.Tensor]  # per item, float32 [samples], already cut to the item's length
     durations: list[torch.Tensor]  # per item, frames per phoneme id [ids]
 
-    @property
-    def sample_lengths(self) -> list[int]:
-        return [int(a.shape[0]) for a in self.audio]
-
 
 @dataclass(frozen=True, slots=True)
 class _Window:

@@ -5,7 +5,6 @@ forbidden-model check on ``/v1/service-tts`` uses the real voice catalog when it
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import uuid
@@ -21,6 +20,7 @@ from facade.app import create_app
 from facade.auth import db_authenticator
 from facade.deps import Services
 from store.db import Usage, create_account, create_key, record_usage, session_scope
+from store.db.session import scoped_sessions
 from tests.fixtures.ledger import as_sums, assert_same, direct_sums
 
 ADMIN_TOKEN = "adm_" + "x" * 40
@@ -28,10 +28,7 @@ DAY0 = datetime(2025, 5, 1, tzinfo=UTC)
 
 
 def _services(factory: sessionmaker[Session], admin_token: str | None, catalog: Any = None) -> Services:
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Session]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     return Services(
         catalog=catalog,

@@ -6,9 +6,10 @@ import time
 
 from fastapi.testclient import TestClient
 
-from facade.app import cloud_services, create_app
+from facade.app import create_app
+from lector.api import cloud_services
 from lector.settings import Settings
-from tests.fixtures.stack import free_port
+from tests.support.servers import free_port
 
 
 def test_database_down_is_500_database_error(redis_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]

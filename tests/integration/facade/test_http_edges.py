@@ -171,7 +171,7 @@ async def test_engine_slots_bound_concurrent_synthesis_steps(slots: int, expecte
     import threading
 
     from facade.deps import Services
-    from facade.synthesis import in_engine_thread
+    from facade.plans import in_engine_thread
 
     lock = threading.Lock()
     running = peak = 0

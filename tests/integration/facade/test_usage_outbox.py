@@ -6,24 +6,22 @@ PostgreSQL is real and stays up; lector reaches it through a relay that is cut a
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import text
 
 from facade.deps import Principal, Services
-from facade.synthesis import Plan
+from facade.plans import Plan
 from facade.usage import record, replay_into
 from facade.usage_spool import UsageSpool
 from facade.validation import SynthesisRequest
 from speech.streaming import StreamStats
 from speech.synthesizer import Controls
-from speech.units import Unit
+from speech.units import StreamStep
 from store.db import create_account, create_key, make_engine, make_sessionmaker, session_scope
+from store.db.session import scoped_sessions
 from tests.support.relay import Relay
 
 
@@ -39,17 +37,14 @@ def test_rows_wait_in_the_outbox_and_are_replayed_once(pg_url: str, tmp_path: Pa
     relayed = make_engine(pg_url.replace(f"{parts.hostname}:{parts.port}", f"127.0.0.1:{relay.port}"))
     factory = make_sessionmaker(relayed)
 
-    @contextlib.contextmanager
-    def sessions() -> Iterator[Any]:
-        with session_scope(factory) as session:
-            yield session
+    sessions = scoped_sessions(factory)
 
     outbox = UsageSpool(tmp_path / "outbox", None, post=replay_into(sessions))
     services = Services(catalog=None, synthesizer=None, session_factory=sessions, objects=None,  # type: ignore[arg-type]
                         dispatcher=None, redis=None, usage_outbox=outbox)
     principal = Principal(account_id, key_id, "outbox", None, None, 60, "secret")
     req = SynthesisRequest(text="Two sentences. Billed once.", speaker="joe")
-    plan = Plan("mistv3", "mistv3", None, "en", [Unit(text="Two sentences."), Unit(text="Billed once.")], Controls())
+    plan = Plan("mistv3", "mistv3", None, "en", [StreamStep(text="Two sentences."), StreamStep(text="Billed once.")], Controls())
     stats = StreamStats(sentences=2, audio_seconds=2.5)
 
     def rows(request_id: str) -> list[tuple[int, str]]:

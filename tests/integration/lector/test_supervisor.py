@@ -15,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.fixtures.stack import free_port
+from tests.support.servers import api_up, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 BIN = Path(sys.executable).parent
@@ -29,15 +29,7 @@ def test_run_serves_and_stops_everything(tmp_path: Path, empty_pg_database, redi
                 "LECTOR_DATABASE_URL": pg_url, "LECTOR_REDIS_URL": redis_url, "LECTOR_TORCH_THREADS": "1"})
     proc = subprocess.Popen([str(BIN / "lector"), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/data/voices/all-v2.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "lector run did not come up"
-            time.sleep(0.5)
+        assert api_up(f"http://127.0.0.1:{port}", proc, timeout=120), "lector run did not come up"
         key = (tmp_path / "data" / "dev-api-key").read_text().strip()
         response = httpx.post(f"http://127.0.0.1:{port}/v1/service-tts", headers={"Authorization": f"Bearer {key}"},
                               json={"text": "Hello.", "speaker": "joe"}, timeout=60)

@@ -61,7 +61,7 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
     the formant fallback of the same language stays in-process."""
     import httpx
 
-    from facade.app import _cloud_synthesizer
+    from lector.api import cloud_synthesizer
     from lector.commands.model_server import engine_factories
     from speech.engines.kokoro.phonemes import VOCAB
     from tests.support.servers import ServerThread, wait_until
@@ -73,7 +73,7 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
         assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=180)
         cloud = Settings(data_dir=tmp_path / "data", device="cpu", torch_threads=1,
                          model_url=server.url + "/invocations")
-        synthesizer = _cloud_synthesizer(cloud, build_synthesizer)
+        synthesizer = cloud_synthesizer(cloud, build_synthesizer)
         catalog = Catalog.load()
         julien, lucien = catalog.resolve("mistv3", "julien", "fr"), catalog.resolve("mistv3", "lucien", "fr")
         items = httpx.get(server.url + "/stats").json()["items"]

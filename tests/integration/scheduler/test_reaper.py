@@ -12,6 +12,7 @@ from scheduler.queue import TASK_PLAN
 from store.db import create_account, create_job, get_job, record_webhook_attempt
 
 HOUR = timedelta(hours=1)
+STALL_AFTER = timedelta(minutes=5)
 
 
 def _finished_job(session: Session, *, finished_ago: timedelta, webhook: str | None = "https://example.com/h",
@@ -26,7 +27,7 @@ def _finished_job(session: Session, *, finished_ago: timedelta, webhook: str | N
 
 
 def _lost(session: Session, **kwargs: object) -> dict[str, int]:
-    return dict(reaper.lost_webhooks(session=session, **kwargs))  # type: ignore[arg-type]
+    return dict(reaper.lost_webhooks(session=session, stall_after=STALL_AFTER, **kwargs))  # type: ignore[arg-type]
 
 
 def test_a_callback_never_sent_is_resent_as_attempt_one(db_session: Session) -> None:
@@ -65,4 +66,4 @@ def test_stalled_running_job_is_replanned(db_session: Session) -> None:
     job = get_job(session=db_session, job_id=job_id, account_id=None)
     job.finished_at, job.updated_at = None, datetime.now(UTC) - HOUR
     db_session.flush()
-    assert (TASK_PLAN, str(job_id)) in reaper.stalled(session=db_session)
+    assert (TASK_PLAN, str(job_id)) in reaper.stalled(session=db_session, stall_after=STALL_AFTER)

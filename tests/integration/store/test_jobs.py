@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -27,7 +26,7 @@ from store.db import (
     set_job_status,
 )
 from store.errors import IdempotencyConflict, JobNotFound
-from tests.fixtures.postgres import wait_for_lock_waiters
+from tests.fixtures.postgres import race_behind
 
 PARAMS = {"speaker": "lola", "modelId": "mist", "lang": "en", "format": "mp3"}
 
@@ -133,37 +132,16 @@ def test_concurrent_submissions_with_one_key_make_one_job(pg_url: str) -> None:
     try:
         with session_scope(factory) as session:
             account_id = _account(session).id
-        outcome: list[tuple[uuid.UUID, bool] | BaseException] = []
 
-        def second() -> None:
-            try:
-                with session_scope(factory) as session:
-                    job, created = create_job(
-                        session=session,
-                        account_id=account_id,
-                        request_hash="h",
-                        params={},
-                        characters=1,
-                        idempotency_key="race",
-                    )
-                    outcome.append((job.id, created))
-            except BaseException as error:  # noqa: BLE001
-                outcome.append(error)
-
-        with session_scope(factory) as session:
-            first, created = create_job(
-                session=session,
-                account_id=account_id,
-                request_hash="h",
-                params={},
-                characters=1,
+        def submission(session: Session) -> tuple[uuid.UUID, bool]:
+            job, created = create_job(
+                session=session, account_id=account_id, request_hash="h", params={}, characters=1,
                 idempotency_key="race",
             )
-            thread = threading.Thread(target=second)
-            thread.start()
-            wait_for_lock_waiters(engine, 1)
-        thread.join(10)
-        assert created and outcome == [(first.id, False)]
+            return job.id, created
+
+        (first_id, created), second = race_behind(engine, factory, submission, submission)
+        assert created and second == (first_id, False)
     finally:
         engine.dispose()
 
@@ -295,26 +273,11 @@ def test_two_workers_marking_one_chunk_count_it_once(pg_url: str) -> None:
         with session_scope(factory) as session:
             job_id = _job(session, _account(session))
             add_chunks(session=session, job_id=job_id, texts=["a.", "b."])
-        outcome: list[bool | BaseException] = []
+        def mark(session: Session) -> bool:
+            return mark_chunk_done(session=session, job_id=job_id, index=0, audio_key="k", duration_s=1.0)
 
-        def second() -> None:
-            try:
-                with session_scope(factory) as session:
-                    outcome.append(
-                        mark_chunk_done(
-                            session=session, job_id=job_id, index=0, audio_key="k", duration_s=1.0
-                        )
-                    )
-            except BaseException as error:  # noqa: BLE001
-                outcome.append(error)
-
-        with session_scope(factory) as session:
-            assert mark_chunk_done(session=session, job_id=job_id, index=0, audio_key="k", duration_s=1.0)
-            thread = threading.Thread(target=second)
-            thread.start()
-            wait_for_lock_waiters(engine, 1)
-        thread.join(10)
-        assert outcome == [False]
+        first, second = race_behind(engine, factory, mark, mark)
+        assert (first, second) == (True, False)
         with session_scope(factory) as session:
             assert get_job(session=session, job_id=job_id, account_id=None).chunks_done == 1
     finally:

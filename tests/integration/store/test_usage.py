@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -21,7 +20,7 @@ from store.db import (
     session_scope,
     usage_totals,
 )
-from tests.fixtures.postgres import wait_for_lock_waiters
+from tests.fixtures.postgres import race_behind, race_together
 
 
 def _account(session: Session) -> Account:
@@ -114,22 +113,11 @@ def test_two_workers_racing_on_one_chunk_bill_it_once(pg_url: str) -> None:
             job_id=job.id,
             chunk_index=3,
         )
-        results: dict[str, bool | BaseException] = {}
+        def bill(session: Session) -> bool:
+            return record_usage(session=session, **kwargs)  # type: ignore[arg-type]
 
-        def worker_b() -> None:
-            try:
-                with session_scope(factory) as session:
-                    results["b"] = record_usage(session=session, **kwargs)  # type: ignore[arg-type]
-            except BaseException as error:  # noqa: BLE001 - handed to the main thread
-                results["b"] = error
-
-        with session_scope(factory) as session_a:
-            results["a"] = record_usage(session=session_a, **kwargs)  # type: ignore[arg-type]
-            thread = threading.Thread(target=worker_b)
-            thread.start()
-            wait_for_lock_waiters(engine, 1)  # B is blocked behind A's uncommitted row
-        thread.join(10)
-        assert results == {"a": True, "b": False}
+        # B is blocked behind A's uncommitted row, then finds it.
+        assert race_behind(engine, factory, bill, bill) == (True, False)
         with session_scope(factory) as session:
             assert _rows(session, account.id) == 1
     finally:
@@ -146,34 +134,14 @@ def test_many_threads_racing_bill_once(pg_url: str) -> None:
             job, _ = create_job(
                 session=session, account_id=account.id, request_hash="h", params={}, characters=9
             )
-        barrier = threading.Barrier(4)
-        results: list[bool | BaseException] = []
 
-        def worker() -> None:
-            try:
-                with session_scope(factory) as session:
-                    session.execute(select(1))  # connect before the barrier, race on the insert
-                    barrier.wait(10)
-                    results.append(
-                        record_usage(
-                            session=session,
-                            account_id=account.id,
-                            transport="job",
-                            model="mist",
-                            speaker="lola",
-                            characters=9,
-                            job_id=job.id,
-                            chunk_index=0,
-                        )
-                    )
-            except BaseException as error:  # noqa: BLE001
-                results.append(error)
+        def bill(session: Session) -> bool:
+            return record_usage(
+                session=session, account_id=account.id, transport="job", model="mist", speaker="lola",
+                characters=9, job_id=job.id, chunk_index=0,
+            )
 
-        threads = [threading.Thread(target=worker) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(20)
+        results = race_together(factory, 4, bill)
         assert sorted(results, key=str) == [False, False, False, True], results
         with session_scope(factory) as session:
             assert _rows(session, account.id) == 1

@@ -32,6 +32,7 @@ from store.db import (
 from store.db.migrate import downgrade, upgrade
 from store.db.reports import DIMENSIONS, ReportRow, parse_group_by, report_csv, usage_report
 from tests.fixtures.ledger import as_sums, assert_same, direct_sums
+from tests.fixtures.postgres import race_together
 
 DAY0 = datetime(2025, 3, 1, tzinfo=UTC)
 
@@ -131,28 +132,14 @@ def test_racing_chunk_retries_count_once_in_the_rollup(pg_url: str) -> None:
         with session_scope(factory) as session:
             account = create_account(session=session, name=f"race-{uuid.uuid4().hex[:8]}")
             job, _ = create_job(session=session, account_id=account.id, request_hash="h", params={}, characters=9)
-        barrier = threading.Barrier(4)
-        results: list[bool | BaseException] = []
 
-        def worker() -> None:
-            try:
-                with session_scope(factory) as session:
-                    session.execute(text("SELECT 1"))
-                    barrier.wait(10)
-                    results.append(
-                        record_usage(
-                            session=session, account_id=account.id, transport="job", model="mist", speaker="lola",
-                            characters=9, audio_seconds=0.5, job_id=job.id, chunk_index=0,
-                        )
-                    )
-            except BaseException as error:  # noqa: BLE001 - handed to the main thread
-                results.append(error)
+        def bill(session: Session) -> bool:
+            return record_usage(
+                session=session, account_id=account.id, transport="job", model="mist", speaker="lola",
+                characters=9, audio_seconds=0.5, job_id=job.id, chunk_index=0,
+            )
 
-        threads = [threading.Thread(target=worker) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(20)
+        results = race_together(factory, 4, bill)
         assert sorted(results, key=str) == [False, False, False, True], results
         with session_scope(factory) as session:
             slots = session.execute(

@@ -27,7 +27,6 @@ def test_a_genuine_licence_verifies_with_its_fields(keys: tuple[bytes, str]) -> 
     verified = lic.verify(token, lic.load_public_key(keys[1]))
     assert verified.customer == "ACME"
     assert verified.models == ("mist", "arcana")
-    assert verified.allows("mist") and not verified.allows("coda")
 
 
 def test_expired_missing_tampered_and_foreign_licences_are_refused(keys: tuple[bytes, str]) -> None:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
-from lector.settings import Settings
+from lector.settings import ClientSettings, Settings
 
 
 def test_starts_with_nothing_configured(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -21,3 +23,16 @@ def test_prod_refuses_weak_admin_tokens(token: str | None) -> None:
 
 def test_prod_accepts_a_real_admin_token() -> None:
     assert Settings(env="prod", admin_token="x" * 32).env == "prod"
+
+
+def test_the_jobs_client_reads_its_url_key_and_data_dir_through_client_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("LECTOR_ENV", "prod")  # a client needs none of the server's secrets
+    monkeypatch.setenv("LECTOR_API_URL", "https://api.example.com")
+    monkeypatch.setenv("LECTOR_API_KEY", "k-123")
+    monkeypatch.setenv("LECTOR_DATA_DIR", str(tmp_path))
+    client = ClientSettings()
+    assert client.api_url == "https://api.example.com"
+    assert client.api_key is not None and client.api_key.get_secret_value() == "k-123"
+    assert client.data_dir == tmp_path

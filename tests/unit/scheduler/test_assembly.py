@@ -16,14 +16,13 @@ from scheduler import assembly, rendering, timeline
 from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import ChapterMark, Layout
 from speech.audio import (
+    fade_edges,
     integrated_loudness,
     limit_true_peak,
     normalization_gain_db,
     resample,
-    stitch,
     true_peak_level,
 )
-from speech.audio.stitch import Boundary, Pauses
 from store.objects.local import LocalObjectStore
 
 RATE = 22050
@@ -77,13 +76,11 @@ def test_wav_is_the_whole_book_at_the_target_loudness_and_under_the_peak_ceiling
     assert integrated_loudness(samples, 24000) == pytest.approx(assembly.TARGET_LUFS, abs=0.5)
     assert true_peak_level(samples, 24000) <= rendering.TRUE_PEAK_DBFS + 0.2
 
-    # The same as stitching the whole book in memory and normalising it at once (the old way).
-    boundaries = [Boundary.SENTENCE] * len(chunks)
-    pause_cfg = Pauses(sentence_ms=0, paragraph_ms=0, chapter_ms=0, fade_ms=timeline.FADE_MS)
+    # The same as joining the whole book in memory and normalising it at once (the old way).
     parts = []
     for pause, chunk in zip(PAUSES, chunks, strict=True):
         parts.append(np.zeros(int(round(pause * RATE / 1000)), np.float32))
-        parts.append(stitch([chunk], RATE, boundaries[:1], pauses=pause_cfg).samples)
+        parts.append(fade_edges(chunk, RATE, timeline.FADE_MS))
     whole = np.concatenate(parts)
     gain = 10 ** (normalization_gain_db(integrated_loudness(whole, RATE), assembly.TARGET_LUFS) / 20)
     reference = limit_true_peak(resample(whole, RATE, 24000) * gain, 24000, rendering.TRUE_PEAK_DBFS)

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from scheduler.chapters import (
@@ -16,8 +14,8 @@ from scheduler.chapters import (
     sections_for,
     spoken,
 )
+from tests.support.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "pride_and_prejudice.txt"
 BODY = "It was a dark and stormy night; the rain fell in torrents. " * 6  # > 200 characters
 
 

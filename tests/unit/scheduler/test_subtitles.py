@@ -5,12 +5,13 @@ import re
 from scheduler.subtitles import (
     MAX_CUE_CHARS,
     MAX_LINE_CHARS,
+    VTT_HEADER,
     TimedSentence,
     cues,
     spoken_sentences,
+    srt_block,
     timed_sentences,
-    to_srt,
-    to_vtt,
+    vtt_block,
     wrap,
 )
 
@@ -65,8 +66,8 @@ def test_wrap_balances_two_lines() -> None:
 
 def test_srt_and_vtt_formats() -> None:
     made = cues(TimedSentence("Hello there.", _words(["Hello", "there"], start=3661.5)))
-    srt = to_srt(made)
+    srt = "".join(srt_block(i + 1, cue) for i, cue in enumerate(made))  # as assembly writes them
     assert srt.startswith("1\n01:01:01,500 --> 01:01:02,050\nHello there.\n\n")
-    vtt = to_vtt(made)
+    vtt = VTT_HEADER + "".join(vtt_block(cue) for cue in made)
     assert vtt.startswith("WEBVTT\n\n01:01:01.500 --> 01:01:02.050\nHello there.")
     assert re.fullmatch(r"(\d+\n[\d:,]+ --> [\d:,]+\n[^\n]+(\n[^\n]+)?\n\n)+", srt)

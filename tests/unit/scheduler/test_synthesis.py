@@ -5,7 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler.synthesis import GROUP_CHARS, _groups
+from lector.settings import Settings
+from scheduler.synthesis import _groups
+
+GROUP_CHARS = Settings.model_fields["synth_group_chars"].default  # the CPU default
 
 
 @given(sizes=st.lists(st.integers(min_value=1, max_value=1000), max_size=60),
@@ -21,5 +24,5 @@ def test_groups_keep_order_cover_everything_and_respect_the_size(sizes: list[int
 
 def test_larger_groups_mean_fewer_engine_calls() -> None:
     todo = [(i, "y" * 900) for i in range(40)]
-    assert len(_groups(todo)) == 40  # 1,500 characters: one 900-character chunk a call
+    assert len(_groups(todo, GROUP_CHARS)) == 40  # 1,500 characters: one 900-character chunk a call
     assert len(_groups(todo, 20000)) == 2

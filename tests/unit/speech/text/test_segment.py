@@ -1,4 +1,3 @@
-from pathlib import Path
 
 import pytest
 
@@ -101,10 +100,9 @@ def test_unknown_language_segments_like_english():
 
 
 def test_the_reference_book_keeps_every_character():
-    corpus = Path(__file__).resolve().parents[5] / "shared" / "corpus" / "pride_and_prejudice.txt"
-    if not corpus.exists():
-        pytest.skip("shared corpus not present")
-    text = corpus.read_text(encoding="utf-8")[:60_000]
+    from tests.support.corpus import CORPUS
+
+    text = CORPUS.read_text(encoding="utf-8")[:60_000]
     spans = split_sentences(text, "en")
     assert len(spans) > 300
     # Only whitespace lies between sentences: nothing dropped, nothing repeated.

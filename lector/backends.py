@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("lector.services")
+log = logging.getLogger("lector.backends")
 
 LOCAL_PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 LOCAL_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/{db}"

@@ -17,7 +17,7 @@ from facade.deps import Principal, Services
 from facade.validation import SynthesisRequest
 from speech.errors import PhonemesNotSupported, TextError
 from speech.synthesizer import Controls
-from speech.units import Unit, plan_units
+from speech.units import StreamStep, plan_units
 
 DEFAULT_MODEL = "mistv3"
 DEFAULT_RATE = 24000
@@ -32,7 +32,7 @@ class Plan:
     requested_model: str
     voice: Any
     lang: str
-    units: list[Unit]
+    units: list[StreamStep]
     controls: Controls
 
 

@@ -1,13 +1,13 @@
-"""Encoding a whole book incrementally into a file on disk, a block at a time.
+"""Encoding a whole book incrementally into a file on disk, a block at a time, or in segments.
 
-The batch encoders of ``speech.audio`` take the whole work as one array; a ten-hour book is
+The batch encoders (``encode_whole``) take the whole work as one array; a ten-hour book is
 1.7 GB of float32 at 24 kHz, so assembly feeds a file encoder block by block instead. The file is
 seekable, which is what the batch path wants: MP3 gets its Xing/LAME header (exact length,
 gapless), MP4 its index moved to the front (``faststart``) and its chapter list, WAV its real
 sizes patched in at the end.
 
-The PyAV recipes (codec, bitrate, muxer options) are ``speech.audio``'s own batch recipes, used
-through its writer so the two paths cannot drift apart.
+The PyAV recipes (codec, bitrate, muxer options) are the batch encoders' own recipes, used
+through their writer so the two paths cannot drift apart; no codec detail leaves ``speech.audio``.
 """
 
 from __future__ import annotations
@@ -16,17 +16,21 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import BinaryIO, Final, Protocol
+from typing import Any, BinaryIO, Final, Protocol, cast
 
 import av
 import numpy as np
+from av.audio.codeccontext import AudioCodecContext
+from av.audio.stream import AudioStream
 from av.packet import PacketSideData
 
-from speech.audio import CHAPTER_FORMATS, AudioFormat, Metadata, float_to_int16, patch_wav_sizes, wav_header
-from speech.audio.encoders_pyav import _BATCH_RECIPES, _AvWriter, chapter_dicts  # noqa: PLC2701 - see the docstring
+from speech.audio.encoders_pyav import _BATCH_RECIPES, CHAPTER_FORMATS, _AvWriter
+from speech.audio.formats import AudioFormat
+from speech.audio.metadata import Metadata, chapter_dicts
+from speech.audio.pcm import float_to_int16, patch_wav_sizes, wav_header
 
-#: A job's ``format`` -> the audio format written.
-JOB_FORMATS: Final[dict[str, AudioFormat]] = {
+#: The formats a book file is written in, by the name a job gives.
+FILE_FORMATS: Final[dict[str, AudioFormat]] = {
     "mp3": AudioFormat.MP3,
     "opus": AudioFormat.OGG_OPUS,
     "wav": AudioFormat.WAV,
@@ -85,10 +89,11 @@ class _AvFile:
 
 
 def open_file_encoder(
-    job_format: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0
+    name: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0
 ) -> FileEncoder:
-    """An incremental encoder writing ``path``; ``total_seconds`` closes the last chapter (MP4)."""
-    fmt = JOB_FORMATS[job_format]
+    """An incremental encoder writing ``path`` in the format ``FILE_FORMATS[name]``;
+    ``total_seconds`` closes the last chapter (MP4)."""
+    fmt = FILE_FORMATS[name]
     if fmt is AudioFormat.WAV:
         return _WavFile(sample_rate, path)
     return _AvFile(fmt, sample_rate, path, metadata, total_seconds)
@@ -114,7 +119,7 @@ def open_file_encoder(
 # decodes with every sample in place. Joins sit inside long pauses, where both sides are digital
 # silence, so the frames that meet there overlap-add nothing audible.
 
-#: Job formats encoded in segments, and their codec options beyond the batch recipe's.
+#: Formats encoded in segments, and their codec options beyond the batch recipe's.
 SEGMENTED: Final[frozenset[AudioFormat]] = frozenset({AudioFormat.MP3, AudioFormat.M4B})
 
 
@@ -153,7 +158,7 @@ class EncodedSegment:
     first_pts: int = 0
 
     @classmethod
-    def of(cls, packets: list[av.Packet]) -> EncodedSegment:
+    def of(cls, packets: list[av.Packet[Any]]) -> EncodedSegment:
         skips = [
             (i, bytes(p.get_sidedata("skip_samples"))) for i, p in enumerate(packets) if p.has_sidedata("skip_samples")
         ]
@@ -169,7 +174,7 @@ class SegmentEncoder:
             raise ValueError(f"{fmt.value} is not encoded in segments")
         recipe = _BATCH_RECIPES[fmt]
         self.sample_rate = sample_rate
-        self._context = av.CodecContext.create(recipe.codec, "w")
+        self._context = cast(AudioCodecContext, av.CodecContext.create(recipe.codec, "w"))
         self._context.sample_rate = sample_rate
         self._context.layout = "mono"
         self._context.format = "fltp"
@@ -178,7 +183,7 @@ class SegmentEncoder:
         if recipe.codec_options:
             self._context.options = dict(recipe.codec_options)
         self._context.open()
-        self._packets: list[av.Packet] = []
+        self._packets: list[av.Packet[Any]] = []
         self._pts = 0
 
     def write(self, samples: np.ndarray) -> None:
@@ -192,7 +197,7 @@ class SegmentEncoder:
             self._pts += len(piece)
             self._packets.extend(self._context.encode(frame))
 
-    def finish_packets(self) -> list[av.Packet]:
+    def finish_packets(self) -> list[av.Packet[Any]]:
         self._packets.extend(self._context.encode(None))
         packets, self._packets = self._packets, []
         return packets
@@ -217,9 +222,9 @@ class SegmentJoiner:
         self._time_base = Fraction(1, sample_rate)
         self._container = av.open(str(path), mode="w", format=recipe.container, options=dict(recipe.options))
         try:
-            self._stream = self._container.add_stream(
+            self._stream = cast(AudioStream, self._container.add_stream(
                 recipe.codec, rate=sample_rate, layout="mono", options=dict(recipe.codec_options)
-            )
+            ))
             self._stream.bit_rate = int(recipe.default_bitrate or 64000)
             if metadata is not None:
                 self._container.metadata.update(metadata.tags())

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from facade.app import _cloud_synthesizer
 from facade.remote_engine import RemoteSynthesizer
+from lector.api import cloud_synthesizer
 from lector.settings import Settings
 
 
@@ -16,7 +16,7 @@ class _Local:
 
 def test_without_model_url_the_engines_are_in_process() -> None:
     built: list[Any] = []
-    synthesizer = _cloud_synthesizer(Settings(), lambda s: built.append(s) or _Local())
+    synthesizer = cloud_synthesizer(Settings(), lambda s: built.append(s) or _Local())
     assert isinstance(synthesizer, _Local) and len(built) == 1
 
 
@@ -25,7 +25,7 @@ def test_model_url_routes_neural_voices_to_the_model_service() -> None:
 
     settings = Settings(model_url="http://127.0.0.1:9/invocations")  # nothing listens: no call is made here
     local = _Local()
-    synthesizer = _cloud_synthesizer(settings, lambda s: local)
+    synthesizer = cloud_synthesizer(settings, lambda s: local)
     assert isinstance(synthesizer, RemoteSynthesizer)
     catalog = Catalog.load()
     assert synthesizer._remote_voice(catalog.resolve("mistv3", "joe", "en"))

@@ -1,4 +1,6 @@
-"""The ``/invocations`` wire format: lector's own, shared by the model service and its client.
+"""The ``/invocations`` wire format: lector's own, shared by the model service (``workers``) and its
+client (``facade.remote_engine``); it lives in ``speech`` because both may import it and it needs
+only numpy and ``speech.types``.
 
 Request (``POST /invocations``, ``Content-Type: application/json``)::
 

@@ -9,15 +9,15 @@ import pytest
 import redis
 import sqlalchemy as sa
 
-from lector import services
+from lector import backends as backend_module
 
 
 def test_embedded_backends_when_nothing_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(services, "port_open", lambda host, port, timeout=0.3: False)  # a bare machine
-    backends = services.resolve(database_url=None, redis_url=None, data_dir=tmp_path / "data")
+    monkeypatch.setattr(backend_module, "port_open", lambda host, port, timeout=0.3: False)  # a bare machine
+    backends = backend_module.resolve(database_url=None, redis_url=None, data_dir=tmp_path / "data")
     try:
         assert backends.database_url.startswith("postgresql+psycopg://")
-        assert "5432" not in backends.database_url and backends.redis_url != services.LOCAL_REDIS
+        assert "5432" not in backends.database_url and backends.redis_url != backend_module.LOCAL_REDIS
         engine = sa.create_engine(backends.database_url)
         with engine.connect() as conn:
             assert conn.execute(sa.text("SELECT 1")).scalar_one() == 1

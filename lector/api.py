@@ -1,0 +1,109 @@
+"""The API's composition root: the cloud stack's services built from ``Settings`` and handed to
+``facade.app.create_app``. The facade never reads settings or builds its own parts.
+
+``create_app_from_env`` is uvicorn's factory (``lector serve``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+
+from facade.app import create_app
+from facade.auth import db_authenticator
+from facade.deps import Services
+from lector.settings import Settings
+from lector.wiring import (
+    build_catalog,
+    build_object_store,
+    build_synthesizer,
+    resolved_database_url,
+    resolved_redis_url,
+)
+from store.db.session import make_engine, make_sessionmaker, scoped_sessions
+
+
+def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
+    """The cloud stack: PostgreSQL, Redis, the object store, in-process engines."""
+    import redis
+
+    from scheduler.queue import Dispatcher, make_celery
+
+    engine = make_engine(resolved_database_url(settings))
+    redis_client = redis.Redis.from_url(resolved_redis_url(settings), socket_timeout=2, socket_connect_timeout=2)
+    factory = make_sessionmaker(engine)
+
+    sessions = scoped_sessions(factory)
+
+    services = Services(
+        catalog=build_catalog(settings),
+        synthesizer=cloud_synthesizer(settings, build_synthesizer),
+        session_factory=sessions,
+        objects=build_object_store(settings),
+        dispatcher=Dispatcher(make_celery(resolved_redis_url(settings), visibility_timeout_s=settings.visibility_timeout_s)),
+        redis=redis_client,
+        webhook_allow_private=settings.webhook_allow_private,
+        presign_seconds=settings.s3_presign_seconds,
+        max_job_chars=settings.max_job_chars,
+        authenticator=db_authenticator(sessions),
+        admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
+        usage_outbox=_usage_outbox(settings, sessions),
+        engine_slots=_engine_slots(settings),
+    )
+
+    def close() -> None:
+        services.usage_outbox.close()
+        engine.dispose()
+        redis_client.close()
+
+    return services, close
+
+
+def _usage_outbox(settings: Settings, sessions: Callable[[], Any]) -> Any:
+    """Usage rows PostgreSQL could not take, on disk until it can. One folder per serving port:
+    the spool is safe for one process, and a restarted process on that port replays what its
+    predecessor left."""
+    from facade.usage import replay_into
+    from facade.usage_spool import DeadLetters, UsageSpool
+
+    directory = settings.data_dir / f"usage-outbox-{settings.port}"
+    dead_letters = DeadLetters(directory)
+    outbox = UsageSpool(
+        directory, None, post=replay_into(sessions, dead_letters), interval_s=5.0, dead_letters=dead_letters
+    )
+    outbox.start()
+    return outbox
+
+
+def _engine_slots(settings: Settings) -> int:
+    """One in-process synthesis step per core by default; a model service (``MODEL_URL``) batches
+    many requests per call, so the API must not hold them back."""
+    if settings.engine_slots >= 0:
+        return int(settings.engine_slots)
+    if settings.model_url:
+        return 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def create_app_from_env() -> FastAPI:
+    """uvicorn's factory: settings from the environment (``LECTOR_*``)."""
+    settings = Settings()
+    return create_app(
+        lambda: cloud_services(settings), max_body_bytes=settings.max_body_bytes, body_timeout_s=settings.body_timeout_s
+    )
+
+
+def cloud_synthesizer(settings: Settings, build_local: Callable[[Settings], Any]) -> Any:
+    """Neural voices from the model service at ``MODEL_URL`` when set (many facades, many GPU
+    hosts), the formant fallbacks in-process; everything in-process otherwise."""
+    if not settings.model_url:
+        return build_local(settings)
+    from facade.remote_engine import remote_synthesizer
+
+    return remote_synthesizer(
+        settings.model_url, local=build_local(settings),
+        connect_timeout=settings.model_connect_timeout_s, read_timeout=settings.model_read_timeout_s,
+    )

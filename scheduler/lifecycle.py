@@ -1,0 +1,204 @@
+"""The job lifecycle, in one place: every transition and every "what runs next" decision.
+
+A job moves ``queued -> planning -> running -> assembling -> succeeded`` (or ``failed`` /
+``canceled`` from any state before the end), and each end is announced by a webhook. The steps
+themselves live in their own modules (``planning``, ``synthesis``, ``assembly``, ``delivery``,
+``reaper``); this module calls them, decides which task follows, and returns that decision as
+``Message`` values. The adapters (the Celery tasks, the jobs route) send them only after the
+transaction that decided them has committed, so a message never names a row a rollback removed,
+and the lifecycle can be tested without Celery or a broker.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy.orm import Session
+
+from scheduler import assembly, delivery, intake, planning, reaper, synthesis, webhooks
+from scheduler.errors import job_error
+from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from store.db import jobs as job_repo
+from store.db.models import Job
+
+SessionFactory = Callable[[], AbstractContextManager[Session]]
+ACTIVE: tuple[str, ...] = (
+    "queued",
+    "planning",
+    "running",
+    "assembling",
+)  # a job that may still fail or be canceled
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Step(Generic[T]):
+    """What a step did (``value``, the task's return) and the messages to send after it."""
+
+    value: T
+    messages: list[Message] = field(default_factory=list)
+
+
+def announce(job_id: uuid.UUID | str, attempt: int = 1, *, countdown: float | None = None) -> Message:
+    """The webhook for a job that just ended (or the next attempt of one)."""
+    return Message(TASK_WEBHOOK, (str(job_id), attempt), countdown)
+
+
+# -- the facade's transitions: they run inside the route's transaction -------------------------
+
+
+def submit(
+    *,
+    session: Session,
+    objects: Any,
+    account_id: uuid.UUID,
+    spec: intake.JobSpec,
+    idempotency_key: str | None,
+    allow_private_webhooks: bool,
+) -> tuple[Job, bool, list[Message]]:
+    """Create the job (or find the one this Idempotency-Key made); a new job is sent to planning."""
+    job, created = intake.submit_job(
+        session=session,
+        objects=objects,
+        account_id=account_id,
+        spec=spec,
+        idempotency_key=idempotency_key,
+        allow_private_webhooks=allow_private_webhooks,
+    )
+    return job, created, [Message(TASK_PLAN, (str(job.id),))] if created else []
+
+
+def cancel(*, session: Session, job_id: uuid.UUID, account_id: uuid.UUID) -> tuple[Job, list[Message]]:
+    """Cancel an account's job; a job that was still active is announced. Synthesis stops at its
+    next check and no chunk finished after this is billed (``mark_chunk_done`` refuses them)."""
+    job_repo.get_job(
+        session=session, job_id=job_id, account_id=account_id
+    )  # another account's job: not found
+    moved = job_repo.set_job_status(session=session, job_id=job_id, status="canceled", expected=ACTIVE)
+    job = job_repo.get_job(session=session, job_id=job_id, account_id=account_id)
+    return job, [announce(job_id)] if moved else []
+
+
+# -- the workers' steps: each opens its own transactions ---------------------------------------
+
+
+def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -> list[Message]:
+    """A step gave up with an error that retrying will not cure: the job fails and is announced."""
+    with sessions() as session:
+        failed = job_repo.set_job_status(
+            session=session,
+            job_id=job_id,
+            status="failed",
+            expected=ACTIVE,
+            error=job_error(error),  # the customer's sentence; the exception is in the worker's log
+        )
+    return [announce(job_id)] if failed else []
+
+
+def plan(
+    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, batch_chars: int, window: int
+) -> Step[int]:
+    """Split the text into chunks; send the first batches, or straight to assembly when a resumed
+    job has nothing left to synthesize."""
+    with sessions() as session:
+        batches = planning.plan_job(
+            session=session, objects=objects, job_id=job_id, batch_chars=batch_chars, window=window
+        )
+    return Step(len(batches), after_plan(job_id, batches))
+
+
+def after_plan(job_id: uuid.UUID, batches: list[list[int]]) -> list[Message]:
+    if not batches:
+        return [Message(TASK_ASSEMBLE, (str(job_id),))]  # everything was already done (a resumed job)
+    return [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in batches]
+
+
+def synthesize(
+    *,
+    sessions: SessionFactory,
+    objects: Any,
+    synthesizer: Any,
+    catalog: Any,
+    job_id: uuid.UUID,
+    indices: list[int],
+    group_chars: int,
+) -> Step[int]:
+    """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
+    batch nobody has been given yet (fairness: a job keeps only a few batches queued)."""
+    result = synthesis.synthesize_batch(
+        sessions=sessions,
+        objects=objects,
+        synthesizer=synthesizer,
+        catalog=catalog,
+        job_id=job_id,
+        indices=indices,
+        group_chars=group_chars,
+    )
+    following: list[list[int]] = []
+    if not result.complete and not result.canceled:
+        with sessions() as session:
+            following = planning.next_batches(session=session, objects=objects, job_id=job_id)
+    return Step(result.synthesized, after_batch(job_id, result, following))
+
+
+def after_batch(
+    job_id: uuid.UUID, result: synthesis.BatchResult, following: list[list[int]]
+) -> list[Message]:
+    if result.complete:
+        return [Message(TASK_ASSEMBLE, (str(job_id),))]
+    if result.canceled:
+        return []
+    return [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
+
+
+def assemble(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
+    """Join the chunks into the book; the call that moved the job to ``succeeded`` announces it."""
+    done = assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
+    return Step(done, [announce(job_id)] if done else [])
+
+
+def deliver_webhook(
+    *,
+    sessions: SessionFactory,
+    objects: Any,
+    job_id: uuid.UUID,
+    attempt: int,
+    presign_seconds: int,
+    allow_private: bool,
+    timeout_s: float,
+    visibility_timeout_s: int,
+) -> Step[bool]:
+    """One callback attempt; a failed one schedules the next, with backoff, while the window lasts."""
+    outcome = delivery.deliver(
+        sessions=sessions,
+        job_id=job_id,
+        attempt=attempt,
+        audio_url=lambda job: delivery.result_link(objects, job, expires_s=presign_seconds),
+        allow_private=allow_private,
+        timeout_s=timeout_s,
+        max_delay_s=webhooks.delay_cap(visibility_timeout_s),
+    )
+    retry = (
+        [] if outcome.retry_in_s is None else [announce(job_id, attempt + 1, countdown=outcome.retry_in_s)]
+    )
+    return Step(outcome.delivered, retry)
+
+
+def reap(*, sessions: SessionFactory, stall_after_s: float, visibility_timeout_s: int) -> Step[int]:
+    """Re-send the next step of every stalled job and every overdue webhook attempt."""
+    stall_after = timedelta(seconds=stall_after_s)
+    with sessions() as session:
+        actions = reaper.stalled(session=session, stall_after=stall_after)
+        callbacks = reaper.lost_webhooks(
+            session=session,
+            stall_after=stall_after,
+            max_delay_s=webhooks.delay_cap(visibility_timeout_s),
+        )
+    messages = [Message(task, (job_id,)) for task, job_id in actions]
+    messages += [announce(job_id, attempt) for job_id, attempt in callbacks]
+    return Step(len(messages), messages)

@@ -1,0 +1,52 @@
+"""The jobs route in process, on real PostgreSQL, Redis and a local object store: the length limit
+is the app's setting (``Services.max_job_chars``), and submit and cancel send the lifecycle's
+messages to the real broker only after their transaction committed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import redis
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from facade.app import create_app
+from scheduler.queue import QUEUE_CPU, TASK_PLAN, TASK_WEBHOOK, Dispatcher, make_celery
+from speech.voices import Catalog
+from store.objects.local import LocalObjectStore
+from tests.support.services import services_with_key
+
+
+def _queued(client: redis.Redis) -> list[tuple[str, str]]:
+    """(task, argsrepr) of every message on the cpu queue, oldest first."""
+    raw = client.lrange(QUEUE_CPU, 0, -1)
+    return [(m["headers"]["task"], m["headers"]["argsrepr"]) for m in map(json.loads, reversed(raw))]
+
+
+def test_the_limit_is_the_setting_and_messages_follow_the_commit(
+    db_sessionmaker: sessionmaker[Session], redis_url: str, tmp_path: Path,
+) -> None:
+    broker = redis.Redis.from_url(redis_url)
+    broker.delete(QUEUE_CPU)
+    services, key = services_with_key(
+        db_sessionmaker, "jobs-route", catalog=Catalog.load(), objects=LocalObjectStore(tmp_path),
+        dispatcher=Dispatcher(make_celery(redis_url)), max_job_chars=40,
+    )
+    auth = {"Authorization": f"Bearer {key}"}
+    with TestClient(create_app(lambda: (services, lambda: None))) as client:
+        too_long = client.post("/v1/jobs", headers=auth, json={"text": "x" * 41, "speaker": "joe"})
+        assert too_long.status_code == 400 and "text is too long" in too_long.text
+        assert _queued(broker) == []
+
+        submitted = client.post("/v1/jobs", headers=auth, json={"text": "A book of forty characters at most.", "speaker": "joe"})
+        assert submitted.status_code == 202, submitted.text
+        job_id = submitted.json()["id"]
+        assert _queued(broker) == [(TASK_PLAN, repr([job_id]))]
+
+        canceled = client.delete(f"/v1/jobs/{job_id}", headers=auth)
+        assert canceled.status_code == 200 and canceled.json()["status"] == "canceled"
+        assert _queued(broker)[1:] == [(TASK_WEBHOOK, repr([job_id, 1]))]
+        assert client.delete(f"/v1/jobs/{job_id}", headers=auth).status_code == 200
+        assert len(_queued(broker)) == 2  # canceling again announces nothing
+    broker.close()

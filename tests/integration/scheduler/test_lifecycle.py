@@ -1,0 +1,172 @@
+"""scheduler/lifecycle.py on a real PostgreSQL and the local object store: every transition
+returns the messages to send after commit, and only the call that made a transition announces it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+from scheduler import lifecycle
+from scheduler.intake import JobSpec
+from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from speech.synthesizer import Synthesizer
+from speech.voices import Catalog
+from store.db import create_account, get_job, scoped_sessions
+from store.errors import JobNotFound
+from store.objects.local import LocalObjectStore
+from tests.support.fake_engine import ToneEngine
+
+TEXT = "The first sentence of the book. " * 40 + "\n\n" + "A second paragraph follows here. " * 40
+
+
+@pytest.fixture
+def sessions(db_sessionmaker: sessionmaker[Session]) -> lifecycle.SessionFactory:
+    return scoped_sessions(db_sessionmaker)
+
+
+def _submit(
+    sessions: lifecycle.SessionFactory,
+    objects: LocalObjectStore,
+    key: str | None = None,
+    account_id: uuid.UUID | None = None,
+) -> tuple[uuid.UUID, uuid.UUID, bool, list[Message]]:
+    with sessions() as session:
+        if account_id is None:
+            account_id = create_account(session=session, name=f"life-{uuid.uuid4().hex[:8]}").id
+        job, created, messages = lifecycle.submit(
+            session=session,
+            objects=objects,
+            account_id=account_id,
+            spec=JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en"),
+            idempotency_key=key,
+            allow_private_webhooks=False,
+        )
+    return job.id, account_id, created, messages
+
+
+def test_submit_plans_a_new_job_once_and_a_replay_sends_nothing(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    objects, key = LocalObjectStore(tmp_path), uuid.uuid4().hex
+    job_id, account_id, created, messages = _submit(sessions, objects, key)
+    assert created and messages == [Message(TASK_PLAN, (str(job_id),))]
+    again, _, created_again, replayed = _submit(sessions, objects, key, account_id)
+    assert (again, created_again, replayed) == (job_id, False, [])
+
+
+def test_plan_moves_the_job_to_running_and_hands_out_its_batches(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    objects = LocalObjectStore(tmp_path)
+    job_id, *_ = _submit(sessions, objects)
+    step = lifecycle.plan(sessions=sessions, objects=objects, job_id=job_id, batch_chars=400, window=2)
+    with sessions() as session:
+        job = get_job(session=session, job_id=job_id, account_id=None)
+        assert job.status == "running" and job.chunks_total > 2
+    assert step.value == len(step.messages) == 2  # the window, not every batch
+    assert all(m.task == TASK_SYNTHESIZE and m.args[0] == str(job_id) for m in step.messages)
+    handed = [i for m in step.messages for i in m.args[1]]
+    assert len(handed) == len(set(handed)) and set(handed) < set(range(job.chunks_total))
+
+
+def test_cancel_announces_once_and_another_accounts_job_is_not_found(
+    sessions: lifecycle.SessionFactory,
+    tmp_path: Path,
+) -> None:
+    objects = LocalObjectStore(tmp_path)
+    job_id, account_id, *_ = _submit(sessions, objects)
+    with sessions() as session:
+        job, messages = lifecycle.cancel(session=session, job_id=job_id, account_id=account_id)
+    assert job.status == "canceled" and messages == [Message(TASK_WEBHOOK, (str(job_id), 1))]
+    with sessions() as session:
+        assert lifecycle.cancel(session=session, job_id=job_id, account_id=account_id)[1] == []
+    with pytest.raises(JobNotFound), sessions() as session:
+        lifecycle.cancel(session=session, job_id=job_id, account_id=uuid.uuid4())
+    # A failure after the cancel changes nothing and announces nothing.
+    assert lifecycle.fail(sessions=sessions, job_id=job_id, error=RuntimeError("late")) == []
+
+
+def test_fail_records_the_error_and_announces(sessions: lifecycle.SessionFactory, tmp_path: Path) -> None:
+    job_id, *_ = _submit(sessions, LocalObjectStore(tmp_path))
+    assert lifecycle.fail(sessions=sessions, job_id=job_id, error=ValueError("bad chunk")) == [
+        Message(TASK_WEBHOOK, (str(job_id), 1)),
+    ]
+    with sessions() as session:
+        job = get_job(session=session, job_id=job_id, account_id=None)
+        assert (job.status, job.error) == ("failed", "ValueError: bad chunk")
+
+
+def test_assemble_before_every_chunk_is_done_does_nothing(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    objects = LocalObjectStore(tmp_path)
+    job_id, *_ = _submit(sessions, objects)
+    lifecycle.plan(sessions=sessions, objects=objects, job_id=job_id, batch_chars=400, window=1)
+    step = lifecycle.assemble(sessions=sessions, objects=objects, job_id=job_id, workers=1)
+    assert (step.value, step.messages) == (False, [])
+
+
+def test_reap_resends_the_next_step_of_a_stalled_job(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    job_id, *_ = _submit(sessions, LocalObjectStore(tmp_path))
+    with sessions() as session:
+        get_job(session=session, job_id=job_id, account_id=None).updated_at = datetime.now(UTC) - timedelta(
+            hours=1
+        )
+    step = lifecycle.reap(sessions=sessions, stall_after_s=60, visibility_timeout_s=1800)
+    assert Message(TASK_PLAN, (str(job_id),)) in step.messages
+    again = lifecycle.reap(sessions=sessions, stall_after_s=60, visibility_timeout_s=1800)
+    assert Message(TASK_PLAN, (str(job_id),)) not in again.messages  # touched: the next sweep waits
+
+
+def test_the_messages_carry_a_job_from_plan_to_its_announcement(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    """Carry out each message in order, as the workers would, with a tone engine for the voice:
+    the lifecycle alone drives the job to ``succeeded``, and the queue then runs dry."""
+    objects, tone = LocalObjectStore(tmp_path), ToneEngine()
+    synthesizer, catalog = Synthesizer(lambda voice: tone), Catalog.load()
+    job_id, _, _, queue = _submit(sessions, objects)
+    ran: list[str] = []
+    while queue:
+        message, queue = queue[0], queue[1:]
+        ran.append(message.task)
+        jid = uuid.UUID(message.args[0])
+        if message.task == TASK_PLAN:
+            step: lifecycle.Step[object] = lifecycle.plan(
+                sessions=sessions, objects=objects, job_id=jid, batch_chars=400, window=2
+            )
+        elif message.task == TASK_SYNTHESIZE:
+            step = lifecycle.synthesize(
+                sessions=sessions,
+                objects=objects,
+                synthesizer=synthesizer,
+                catalog=catalog,
+                job_id=jid,
+                indices=message.args[1],
+                group_chars=400,
+            )
+        elif message.task == TASK_ASSEMBLE:
+            step = lifecycle.assemble(sessions=sessions, objects=objects, job_id=jid, workers=1)
+        else:  # no webhook URL: nothing to deliver and nothing to retry
+            step = lifecycle.deliver_webhook(
+                sessions=sessions,
+                objects=objects,
+                job_id=jid,
+                attempt=message.args[1],
+                presign_seconds=60,
+                allow_private=False,
+                timeout_s=1,
+                visibility_timeout_s=1800,
+            )
+        queue = queue + step.messages
+    with sessions() as session:
+        job = get_job(session=session, job_id=job_id, account_id=None)
+        assert job.status == "succeeded" and job.chunks_done == job.chunks_total > 2
+    assert ran[0] == TASK_PLAN and ran[-2:] == [TASK_ASSEMBLE, TASK_WEBHOOK]
+    assert ran.count(TASK_SYNTHESIZE) > 2  # batches handed on one by one after the first window

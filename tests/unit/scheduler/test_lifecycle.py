@@ -1,0 +1,36 @@
+"""scheduler/lifecycle.py's decisions, without Celery, a broker or a database: what follows a
+plan and a finished batch, and how a job's end is announced."""
+
+from __future__ import annotations
+
+import uuid
+
+from scheduler import lifecycle
+from scheduler.queue import TASK_ASSEMBLE, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from scheduler.synthesis import BatchResult
+
+JOB = uuid.uuid4()
+
+
+def test_a_plan_sends_each_batch_or_straight_to_assembly_when_nothing_is_left() -> None:
+    assert lifecycle.after_plan(JOB, [[0, 1], [2]]) == [
+        Message(TASK_SYNTHESIZE, (str(JOB), [0, 1])),
+        Message(TASK_SYNTHESIZE, (str(JOB), [2])),
+    ]
+    assert lifecycle.after_plan(JOB, []) == [Message(TASK_ASSEMBLE, (str(JOB),))]
+
+
+def test_the_last_batch_assembles_a_canceled_one_stops_any_other_hands_on() -> None:
+    assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), []) == [
+        Message(TASK_ASSEMBLE, (str(JOB),))
+    ]
+    assert lifecycle.after_batch(JOB, BatchResult(1, complete=False, canceled=True), [[7]]) == []
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [[4, 5]]) == [
+        Message(TASK_SYNTHESIZE, (str(JOB), [4, 5])),
+    ]
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), []) == []  # others are still queued
+
+
+def test_an_announcement_is_a_webhook_attempt_with_its_backoff() -> None:
+    assert lifecycle.announce(JOB) == Message(TASK_WEBHOOK, (str(JOB), 1))
+    assert lifecycle.announce(JOB, 3, countdown=40.0) == Message(TASK_WEBHOOK, (str(JOB), 3), 40.0)
