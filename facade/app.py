@@ -23,7 +23,7 @@ from facade import errors as e
 from facade import openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
-from facade.routes import admin, jobs, tts, utility, voices, ws
+from facade.routes import admin, jobs, openai_speech, tts, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
 from store.errors import StoreError
@@ -56,6 +56,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     app.include_router(ws.router)
     app.include_router(utility.router)
     app.include_router(admin.router)
+    app.include_router(openai_speech.router)
     openapi.install(app)
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
