@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from facade import errors as e
-from facade import openapi
+from facade import metrics, openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
 from facade.routes import admin, jobs, openai_speech, tts, utility, voices, ws
@@ -38,10 +38,12 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services, close = services_factory()
         app.state.services = services
+        collector = metrics.register_job_collector(services)
         await run_in_threadpool(warm_up, services)
         try:
             yield
         finally:
+            metrics.unregister(collector)
             close()
 
     app = FastAPI(
@@ -58,6 +60,8 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     app.include_router(admin.router)
     app.include_router(openai_speech.router)
     openapi.install(app)
+    app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
+    app.add_middleware(metrics.MetricsMiddleware)
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
     # whatever only the catch-all ``Exception`` handler answered.
@@ -125,6 +129,7 @@ def cloud_services(settings: Any) -> tuple[Services, Callable[[], None]]:
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=_usage_outbox(settings, sessions),
+        stall_after_s=settings.stall_after_s,
     )
 
     def close() -> None:

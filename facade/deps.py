@@ -56,6 +56,7 @@ class Services:
     # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
     usage_sink: Callable[[dict[str, Any]], Any] | None = None
     usage_outbox: Any | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
+    stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""

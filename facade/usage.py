@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from facade.deps import Principal, Services
+from facade.metrics import CHARACTERS_BILLED
 from facade.synthesis import Plan
 from facade.validation import SynthesisRequest
 from speech.streaming import StreamStats
@@ -53,6 +54,8 @@ def record(
     request_id: str,
 ) -> None:
     characters = billed_characters(len(req.text), stats.sentences, len(plan.units))
+    if characters:
+        CHARACTERS_BILLED.labels(plan.requested_model, transport).inc(characters)
     if characters and services.usage_sink is not None:
         try:
             services.usage_sink({"characters": characters, "model": plan.requested_model, "speaker": req.speaker,

@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.metrics import observe_first_byte
 from facade.synthesis import Plan, default_rate, resolve
 from facade.usage import close_quietly, record
 from facade.validation import SynthesisRequest, parse_json_body, parse_request
@@ -81,6 +82,7 @@ async def audio_stream(
             raise refusal from exc
         log.exception("synthesis failed before the first byte", exc_info=exc)
         raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
+    observe_first_byte(transport, fmt.value)
 
     async def body() -> AsyncIterator[bytes]:
         # The usage row is committed once the last unit is synthesized and before its bytes go out,

@@ -26,6 +26,7 @@ import contextlib
 import json
 import logging
 import re
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,6 +37,7 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, Services
+from facade.metrics import observe_first_byte
 from facade.ratelimit import allow_connection
 from facade.synthesis import Plan, default_rate, resolve
 from facade.usage import close_quietly, record
@@ -115,6 +117,7 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
 
 async def _synthesize(websocket: WebSocket, session: Session, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
+    started: float | None = time.perf_counter()
     req = replace(session.base, text=text)
     plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
     stats = StreamStats()
@@ -137,6 +140,9 @@ async def _synthesize(websocket: WebSocket, session: Session, text: str, context
             data = await run_in_threadpool(next, chunks, None)
             if data is None:
                 break
+            if started is not None:
+                observe_first_byte("ws", session.fmt.value, since=started)
+                started = None
             if session.json_events:
                 await websocket.send_text(json.dumps({"type": "chunk", "data": base64.b64encode(data).decode(), "contextId": context_id}))
             else:
