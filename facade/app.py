@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -23,6 +23,7 @@ from facade import errors as e
 from facade import metrics, openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
+from facade.request_log import RequestContextMiddleware, bind_path_ids
 from facade.routes import admin, jobs, openai_speech, tts, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
@@ -51,6 +52,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
         version="0.1.0",
         description="Text-to-speech: the vendor streaming API and a batch engine for long-form audio.",
         lifespan=lifespan,
+        dependencies=[Depends(bind_path_ids)],
     )
     app.include_router(tts.router)
     app.include_router(voices.router)
@@ -62,6 +64,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     openapi.install(app)
     app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
     app.add_middleware(metrics.MetricsMiddleware)
+    app.add_middleware(RequestContextMiddleware)  # outermost: its ids are bound for everything inside
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
     # whatever only the catch-all ``Exception`` handler answered.

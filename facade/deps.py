@@ -16,6 +16,7 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from facade import errors as e
+from scheduler import log_context
 from speech.synthesizer import Synthesizer
 
 
@@ -100,7 +101,9 @@ def current_principal(request: Request, services: ServicesDep) -> Principal:
     key = bearer_key(request.headers)
     if services.authenticator is None:
         raise e.ApiError(401, e.INVALID_KEY)
-    return services.authenticator(key)
+    principal = services.authenticator(key)
+    log_context.bind(account_id=principal.account_id)  # the account's id, never its key
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]

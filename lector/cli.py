@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import typer
@@ -22,10 +22,11 @@ app.add_typer(license_commands.app, name="license", help="Self-hosted licences (
 app.command("model-server")(model_server.command)
 
 
-def _logging(level: str = "INFO") -> None:
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
-    )
+def _logging(settings: Settings | None = None) -> None:
+    from lector.logs import configure
+
+    settings = settings or Settings()
+    configure(settings.log_format, settings.log_level)
 
 
 @app.command()
@@ -47,8 +48,10 @@ def serve(
     """Run the HTTP and WebSocket API (cloud mode, or the self-hosted shape with --self-hosted)."""
     import uvicorn
 
+    from lector.logs import uvicorn_options
+
     settings = Settings()
-    _logging()
+    _logging(settings)
     if self_hosted:
         from lector.commands.selfhosted import serve_selfhosted
 
@@ -60,6 +63,7 @@ def serve(
         port=port or settings.port,
         log_level="info",
         ws="websockets",
+        **uvicorn_options(settings.log_format),
     )
 
 
@@ -89,8 +93,19 @@ def worker(
         settings = Settings()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         argv += ["--beat", "--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    from celery.signals import setup_logging
+
+    settings = Settings()
+    _logging(settings)
+    if settings.env != "prod":  # dev and test setups run as whoever started them, root included
+        warnings.filterwarnings("ignore", message="You're running the worker with superuser privileges")
+    if settings.log_format == "json":
+        argv = ["--quiet", *argv]  # no banner: stdout carries JSON lines only
     from workers.app import celery_app
 
+    # lector configures logging itself (text or JSON): connecting this signal stops Celery from
+    # replacing the root logger's handlers.
+    setup_logging.connect(lambda **_: _logging(settings), weak=False)
     celery_app.worker_main(argv)
 
 

@@ -25,6 +25,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     data_dir: Path = Field(Path(".lector"), description="project-local state for embedded services")
+    log_format: Literal["text", "json"] = Field("text", description="json: one object per line, with bound ids")
+    log_level: str = "INFO"
 
     # None means: use the local service on its standard port if it answers, else start an embedded one.
     database_url: str | None = None

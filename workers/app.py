@@ -15,5 +15,8 @@ celery_app = make_celery(resolved_redis_url(settings), visibility_timeout_s=sett
 celery_app.conf.imports = ("workers.tasks",)
 
 import workers.tasks  # noqa: E402,F401  register the tasks on celery_app
+from workers import log_signals  # noqa: E402
+
+log_signals.connect()
 
 app = celery_app

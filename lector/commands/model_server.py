@@ -11,8 +11,6 @@ synthesizer wiring as every other process, so device, threads and the weights ca
 
 from __future__ import annotations
 
-import logging
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -78,14 +76,15 @@ def command(
     """Run the model service: POST /invocations, GET /readyz, GET /livez."""
     import uvicorn
 
+    from lector.logs import configure, uvicorn_options
     from workers.model_server import create_model_app
 
     settings = Settings()
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+    configure(settings.log_format, settings.log_level)
     spec = voice or settings.model_voice or DEFAULT_VOICE
     app = create_model_app(
         voices=engine_factories(settings, spec),
         window_ms=settings.model_window_ms if window_ms is None else window_ms,
         max_batch=max_batch or settings.model_max_batch,
     )
-    uvicorn.run(app, host=host or settings.host, port=port, log_level="info")
+    uvicorn.run(app, host=host or settings.host, port=port, log_level="info", **uvicorn_options(settings.log_format))
