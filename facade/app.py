@@ -24,7 +24,7 @@ from facade import metrics, openapi
 from facade.auth import db_authenticator
 from facade.deps import Services
 from facade.request_log import RequestContextMiddleware, bind_path_ids
-from facade.routes import admin, jobs, openai_speech, tts, utility, voices, ws
+from facade.routes import admin, health, jobs, openai_speech, tts, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
 from store.errors import StoreError
@@ -61,6 +61,7 @@ def create_app(services_factory: Callable[[], tuple[Services, Callable[[], None]
     app.include_router(utility.router)
     app.include_router(admin.router)
     app.include_router(openai_speech.router)
+    app.include_router(health.router)
     openapi.install(app)
     app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
     app.add_middleware(metrics.MetricsMiddleware)
