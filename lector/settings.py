@@ -66,6 +66,11 @@ class Settings(BaseSettings):
 
     admin_token: SecretStr | None = None
 
+    # The `lector jobs` client: the API it talks to and the key it sends (default: what `make run`
+    # recorded under data_dir, else http://LECTOR_HOST:LECTOR_PORT and the dev key).
+    api_url: str | None = None
+    api_key: SecretStr | None = None
+
     # Self-hosted mode (`lector serve --self-hosted`): no database, Redis or object store.
     ws_port: int = 8001
     api_keys: str | None = Field(None, description="comma-separated keys, plaintext or sha256:<hex>")

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from lector import runfile
 from lector.services import Backends, resolve
 from lector.settings import Settings
 
@@ -136,6 +137,10 @@ def run(settings: Settings) -> int:
             if key:
                 print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
         env = child_env(settings, backends)
+        runfile.write(settings.data_dir, runfile.RunRecord(
+            pid=os.getpid(), api_url=f"http://{_client_host(settings.host)}:{settings.port}",
+            database_url=backends.database_url, redis_url=backends.redis_url,
+        ))
         for name, (argv, overrides) in commands(settings, gpu_count(settings)).items():
             procs[name] = subprocess.Popen(argv, env={**env, **overrides}, start_new_session=True)
             log.info("started %s (pid %d)", name, procs[name].pid)
@@ -146,8 +151,14 @@ def run(settings: Settings) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        runfile.remove(settings.data_dir)
         _stop_all(procs)
         backends.close()
+
+
+def _client_host(host: str) -> str:
+    """Where a client on this machine reaches a server bound to ``host``."""
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
 
 def _watch(procs: dict[str, subprocess.Popen[bytes]]) -> int:

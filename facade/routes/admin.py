@@ -26,7 +26,7 @@ from facade.deps import Services, ServicesDep, bearer_key, session_for
 from facade.validation import parse_json_body
 from store.db import accounts as account_repo
 from store.db import keys as key_repo
-from store.db.reports import parse_group_by, report_csv, report_document, usage_report
+from store.db.reports import month_start, parse_group_by, report_csv, report_document, usage_report
 from store.errors import AccountExists, AccountNotFound, InvalidApiKey
 
 T = TypeVar("T")
@@ -115,12 +115,11 @@ def _wants_csv(accept: str | None) -> bool:
 
 @router.get("/usage", response_model=None)
 async def usage(request: Request, services: ServicesDep) -> Response:
-    """``?account=NAME&from=DATE&to=DATE&groupBy=day|month|model|speaker|transport|key`` (several
+    """``?account=NAME&from=DATE&to=DATE (from defaults to the start of this UTC month, to to now)&groupBy=day|month|model|speaker|transport|key`` (several
     comma-separated also: ``account,model``). JSON, or CSV for ``Accept: text/csv``."""
     query = request.query_params
-    if not query.get("from"):
-        raise e.ApiError(400, "from is required")
-    start = _instant(query["from"], "from")
+    # Without ``from``: the current UTC month to date (``to`` defaults to now).
+    start = _instant(query["from"], "from") if query.get("from") else month_start(services.now())
     end = _instant(query["to"], "to") if query.get("to") else services.now()
     try:
         group_by = parse_group_by(query.get("groupBy", "day"))

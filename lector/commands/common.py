@@ -11,13 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.orm import Session
 
+from lector import runfile
 from lector.settings import Settings
 from lector.wiring import resolved_database_url
 from store.errors import StoreError
 
 
 def database_url(settings: Settings) -> str:
-    """``LECTOR_DATABASE_URL``, else the local server's ``lector`` database."""
+    """``LECTOR_DATABASE_URL``, else the database a running ``make run`` uses (maybe its
+    embedded one, recorded in ``.lector/run.json``), else the local server's ``lector`` database."""
+    if settings.database_url is None and (record := runfile.read(settings.data_dir)) is not None:
+        return record.database_url
     return resolved_database_url(settings)
 
 
