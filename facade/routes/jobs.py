@@ -27,6 +27,7 @@ from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import TASK_PLAN, TASK_WEBHOOK
 from store.db import jobs as job_repo
+from store.db import usage as usage_repo
 from store.errors import JobNotFound, ObjectNotFound
 
 router = APIRouter()
@@ -231,7 +232,12 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
     with services.session_factory() as session:  # type: ignore[misc]
         job = job_repo.get_job(session=session, job_id=job_id, account_id=principal.account_id)
         done = None if job.is_terminal else job_repo.audio_seconds_done(session=session, job_id=job_id)
-        return job_view(job, audio_seconds_done=done)
+        view = job_view(job, audio_seconds_done=done)
+        # ``characters`` is the text as submitted; ``billedCharacters`` what its chunks billed so
+        # far: the sentences synthesized, without the line breaks and spaces between chunks
+        # (README, "Billed characters").
+        view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
+        return view
 
 
 @router.get("/v1/jobs/{job_id}")

@@ -85,8 +85,12 @@ def test_the_cli_finds_what_make_run_started(lector_run, data_dir: Path, api_key
     downloaded = cli(data_dir, "jobs", "download", job_id[:8], "tiny.mp3", key=api_key)
     assert downloaded.returncode == 0, downloaded.stderr
     assert (data_dir / "tiny.mp3").stat().st_size > 1000
-    shown = cli(data_dir, "jobs", "get", job_id[:6], key=api_key)
-    assert json.loads(shown.stdout)["id"] == job_id
+    shown = json.loads(cli(data_dir, "jobs", "get", job_id[:6], key=api_key).stdout)
+    assert shown["id"] == job_id
+    # billed: the sentences synthesized, not the line breaks between paragraphs
+    assert shown["characters"] == len(book.read_text())
+    assert shown["billedCharacters"] == len("A tiny book.") + len("It has two paragraphs.")
+    assert f"done: {shown['billedCharacters']} characters billed" in submitted.stderr
 
     name = f"via-runfile-{uuid.uuid4().hex[:8]}"
     created = cli(data_dir, "accounts", "create", name)
