@@ -75,6 +75,7 @@ def worker(
     name: str = typer.Option("worker"),
     beat: bool = typer.Option(False, help="also run the periodic reaper"),
     per_gpu: bool = typer.Option(False, "--per-gpu", help="one process per visible GPU, each pinned to its device"),
+    quiet: bool = typer.Option(False, "--quiet", help="no Celery banner (lector run prints one line per service)"),
 ) -> None:
     """Run a Celery worker. GPU workers use one solo process per device (CUDA does not survive fork)."""
     if per_gpu:
@@ -99,8 +100,8 @@ def worker(
     _logging(settings)
     if settings.env != "prod":  # dev and test setups run as whoever started them, root included
         warnings.filterwarnings("ignore", message="You're running the worker with superuser privileges")
-    if settings.log_format == "json":
-        argv = ["--quiet", *argv]  # no banner: stdout carries JSON lines only
+    if quiet or settings.log_format == "json":
+        argv = ["--quiet", *argv]  # no banner (in JSON mode stdout carries JSON lines only)
     from workers.app import celery_app
 
     # lector configures logging itself (text or JSON): connecting this signal stops Celery from

@@ -49,7 +49,7 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
     One solo synth worker per GPU, each seeing only its own device (CUDA does not survive fork,
     and one process per device keeps every device busy); one on the CPU when there is none."""
     lector = _bin("lector")
-    synth = [lector, "worker", "--queues", "synth", "--pool", "solo"]
+    synth = [lector, "worker", "--queues", "synth", "--pool", "solo", "--quiet"]
     workers: dict[str, tuple[list[str], dict[str, str]]] = (
         {
             f"worker-synth-gpu{i}": (
@@ -64,7 +64,8 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
         "api": ([lector, "serve", "--host", settings.host, "--port", str(settings.port)], {}),
         **workers,
         "worker-cpu": (
-            [lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2", "--name", "cpu", "--beat"],
+            [lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2", "--name", "cpu", "--beat",
+             "--quiet"],
             {},
         ),
     }
@@ -141,11 +142,13 @@ def run(settings: Settings) -> int:
             pid=os.getpid(), api_url=f"http://{_client_host(settings.host)}:{settings.port}",
             database_url=backends.database_url, redis_url=backends.redis_url,
         ))
+        print(f"  {'postgresql':<14} {_safe_url(backends.database_url)}", flush=True)  # noqa: T201
+        print(f"  {'redis':<14} {_safe_url(backends.redis_url)}", flush=True)  # noqa: T201
         for name, (argv, overrides) in commands(settings, gpu_count(settings)).items():
             procs[name] = subprocess.Popen(argv, env={**env, **overrides}, start_new_session=True)
-            log.info("started %s (pid %d)", name, procs[name].pid)
+            print(f"  {name:<14} {_where(settings, argv)}  (pid {procs[name].pid})", flush=True)  # noqa: T201
         print(  # noqa: T201
-            f"lector is starting on http://{settings.host}:{settings.port} (Ctrl-C stops it)", flush=True
+            f"lector is starting on http://{_client_host(settings.host)}:{settings.port} (Ctrl-C stops it)", flush=True
         )
         return _watch(procs)
     except KeyboardInterrupt:
@@ -154,6 +157,25 @@ def run(settings: Settings) -> int:
         runfile.remove(settings.data_dir)
         _stop_all(procs)
         backends.close()
+
+
+def _where(settings: Settings, argv: list[str]) -> str:
+    """Where a child listens or what it takes, for its one line in ``make run``'s output."""
+    if "serve" in argv:
+        return f"http://{_client_host(settings.host)}:{settings.port}  (metrics /metrics, health /readyz)"
+    queues = argv[argv.index("--queues") + 1] if "--queues" in argv else "?"
+    return f"Celery queue {queues}" + (" + the periodic reaper" if "--beat" in argv else "")
+
+
+def _safe_url(url: str) -> str:
+    """A URL without its password, fit to print."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a SQLAlchemy URL (redis://): print it without userinfo
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
 def _client_host(host: str) -> str:

@@ -71,6 +71,12 @@ def cli(data_dir: Path, *args: str, key: str | None = None) -> subprocess.Comple
 def test_the_cli_finds_what_make_run_started(lector_run, data_dir: Path, api_key: str, pg_url: str) -> None:  # type: ignore[no-untyped-def]
     record = json.loads((data_dir / "run.json").read_text())
     assert record["pid"] == lector_run.pid and record["database_url"] == pg_url
+    output = (data_dir / "run.log").read_text()
+    api_lines = [line for line in output.splitlines() if line.split()[:1] == ["api"]]
+    assert len(api_lines) == 1 and record["api_url"] in api_lines[0]  # one line per service: where it listens
+    assert any(line.split()[:1] == ["worker-cpu"] and "cpu" in line for line in output.splitlines())
+    assert "superuser privileges" not in output  # a development setup: no root warning
+    assert "-------------- " not in output  # no Celery banners
 
     book = data_dir / "tiny.txt"
     book.write_text("A tiny book.\n\nIt has two paragraphs.\n")
