@@ -33,6 +33,11 @@ TIME_TO_FIRST_BYTE = Histogram(
 CHARACTERS_BILLED = Counter("lector_characters_billed_total", "Characters billed", ["model", "transport"])
 WEBSOCKETS = Gauge("lector_websocket_connections", "Open WebSocket connections")
 JOB_DURATION_BUCKETS = (30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0, 14400.0)
+# What JobCollector exposes (the series names, as dashboards and alert rules use them).
+JOBS, JOBS_STALLED, QUEUE_DEPTH = "lector_jobs", "lector_jobs_stalled", "lector_queue_depth"
+JOB_DURATION, WEBHOOK_ATTEMPTS = "lector_job_duration_seconds", "lector_webhook_attempts"
+COLLECTED_SERIES = (JOBS, JOBS_STALLED, QUEUE_DEPTH, f"{JOB_DURATION}_bucket", f"{JOB_DURATION}_sum",
+                    f"{JOB_DURATION}_count", f"{WEBHOOK_ATTEMPTS}_total")
 
 _request_started: contextvars.ContextVar[float | None] = contextvars.ContextVar("lector_request_started", default=None)
 
@@ -132,20 +137,20 @@ class JobCollector(Collector):
         except Exception as exc:  # noqa: BLE001 - a scrape must not fail because PostgreSQL did
             log.warning("job metrics unavailable: %s", exc)
         else:
-            jobs = GaugeMetricFamily("lector_jobs", "Jobs by state", labels=["state"])
+            jobs = GaugeMetricFamily(JOBS, "Jobs by state", labels=["state"])
             for state, number in sorted(states.items()):
                 jobs.add_metric([state], number)
             yield jobs
-            yield GaugeMetricFamily("lector_jobs_stalled", "Running jobs unchanged for longer than the reaper waits",
+            yield GaugeMetricFamily(JOBS_STALLED, "Running jobs unchanged for longer than the reaper waits",
                                     value=stalled)
-            histogram = HistogramMetricFamily("lector_job_duration_seconds", "From submission to success or failure")
+            histogram = HistogramMetricFamily(JOB_DURATION, "From submission to success or failure")
             histogram.add_metric([], [(str(le), n) for le, n in durations] + [("+Inf", count)], total)
             yield histogram
-            webhooks = CounterMetricFamily("lector_webhook_attempts", "Webhook delivery attempts", labels=["outcome"])
+            webhooks = CounterMetricFamily(WEBHOOK_ATTEMPTS, "Webhook delivery attempts", labels=["outcome"])
             for outcome, number in sorted(attempts.items()):
                 webhooks.add_metric([outcome], number)
             yield webhooks
-        depth = GaugeMetricFamily("lector_queue_depth", "Tasks waiting in each Celery queue", labels=["queue"])
+        depth = GaugeMetricFamily(QUEUE_DEPTH, "Tasks waiting in each Celery queue", labels=["queue"])
         try:
             for queue in self._queues:
                 depth.add_metric([queue], int(self._redis.llen(queue)))
