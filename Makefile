@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test install lint bench clean
+.PHONY: run test install lint bench images clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lector needs $(PYTHON)"; exit 1; }
@@ -33,6 +33,10 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+
+# Every self-hosted image under the seed's paths, one date-like tag: REGISTRY=... [TAG=...] [PUSH=1]
+images:
+	bash infra/build-images.sh
 
 bench: install
 	$(PY) -m bench.engine --quick

@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     model_voice: str | None = Field(
         None, description="catalog speaker(s) to serve, comma-separated, or 'neural'; default: the bundled voice"
     )
+    model_voice_file: Path | None = Field(
+        None, description="a file of speakers to serve, one a line (what a language package image provides)"
+    )
     model_window_ms: float = 5.0
     model_max_batch: int = 16
 
