@@ -76,6 +76,9 @@ def worker(
     beat: bool = typer.Option(False, help="also run the periodic reaper"),
     per_gpu: bool = typer.Option(False, "--per-gpu", help="one process per visible GPU, each pinned to its device"),
     quiet: bool = typer.Option(False, "--quiet", help="no Celery banner (lector run prints one line per service)"),
+    metrics_port: int = typer.Option(
+        None, "--metrics-port", help="serve /metrics on this port (default LECTOR_WORKER_METRICS_PORT; --per-gpu: +1 per device)"
+    ),
 ) -> None:
     """Run a Celery worker. GPU workers use one solo process per device (CUDA does not survive fork)."""
     if per_gpu:
@@ -84,6 +87,8 @@ def worker(
         gpus = supervisor.gpu_count(Settings())
         if gpus > 1:
             argv = [str(Path(sys.executable).with_name("lector")), *sys.argv[1:]]
+            if metrics_port is None and Settings().worker_metrics_port:  # the children must not share it
+                argv += ["--metrics-port", str(Settings().worker_metrics_port)]
             raise typer.Exit(supervisor.run_children(supervisor.per_gpu_children(argv, name, gpus)))
     argv = [
         "worker", "--queues", queues, "--pool", pool, "--concurrency", str(concurrency),
@@ -100,6 +105,11 @@ def worker(
     _logging(settings)
     if settings.env != "prod":  # dev and test setups run as whoever started them, root included
         warnings.filterwarnings("ignore", message="You're running the worker with superuser privileges")
+    port = metrics_port if metrics_port is not None else settings.worker_metrics_port
+    if port:
+        from workers.metrics import serve
+
+        serve(port, settings.host)
     if quiet or settings.log_format == "json":
         argv = ["--quiet", *argv]  # no banner (in JSON mode stdout carries JSON lines only)
     from workers.app import celery_app

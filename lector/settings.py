@@ -94,6 +94,7 @@ class Settings(BaseSettings):
     model_voice: str | None = Field(
         None, description="catalog speaker(s) to serve, comma-separated, or 'neural'; default: the bundled voice"
     )
+    worker_metrics_port: int | None = Field(None, description="lector worker: serve /metrics on this port")
     model_voice_file: Path | None = Field(
         None, description="a file of speakers to serve, one a line (what a language package image provides)"
     )

@@ -74,10 +74,16 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
 def per_gpu_children(argv: list[str], name: str, gpus: int) -> list[tuple[list[str], dict[str, str]]]:
     """``lector worker --per-gpu``: the same worker once per device, each pinned to it."""
     base = [a for a in argv if a != "--per-gpu"]
-    if "--name" in base:
-        at = base.index("--name")
-        del base[at : at + 2]
-    return [([*base, "--name", f"{name}-gpu{i}"], {"CUDA_VISIBLE_DEVICES": str(i), "LECTOR_DEVICE": "cuda"})
+    port = None
+    for option in ("--name", "--metrics-port"):
+        if option in base:
+            at = base.index(option)
+            if option == "--metrics-port":
+                port = int(base[at + 1])
+            del base[at : at + 2]
+    # each child serves its metrics on its own port: the given one plus its device index
+    return [([*base, "--name", f"{name}-gpu{i}", *(["--metrics-port", str(port + i)] if port else [])],
+             {"CUDA_VISIBLE_DEVICES": str(i), "LECTOR_DEVICE": "cuda"})
             for i in range(gpus)]
 
 
