@@ -54,10 +54,9 @@ OUTPUT_FORMATS: dict[str, OutputFormat] = {
     "opus": OutputFormat(AudioFormat.OGG_OPUS, streamed=True, media_type="audio/opus"),
     "wav": OutputFormat(AudioFormat.WAV, streamed=True),
     "pcm": OutputFormat(AudioFormat.PCM, streamed=True, media_type="audio/pcm"),
-    # Whole files: FLAC's header wants the length; AAC is written in an MP4 (m4a) container,
-    # which players and decoders read the same way, but which cannot be streamed.
+    "aac": OutputFormat(AudioFormat.AAC, streamed=True),  # ADTS frames, as OpenAI sends them
+    # FLAC is encoded whole: its header wants the length.
     "flac": OutputFormat(AudioFormat.FLAC, streamed=False),
-    "aac": OutputFormat(AudioFormat.M4A, streamed=False, media_type="audio/aac"),
 }
 
 

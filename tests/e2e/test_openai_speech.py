@@ -57,9 +57,14 @@ def test_wav_through_the_openai_client_is_real_speech_and_billed(client, pg_url:
     assert _billed(pg_url, api_key) - before == len(TEXT)
 
 
-@pytest.mark.parametrize(("fmt", "container"), [("mp3", "mp3"), ("opus", "ogg"), ("flac", "flac"), ("aac", "mov,mp4,m4a,3gp,3g2,mj2")])
+@pytest.mark.parametrize(("fmt", "container"), [("mp3", "mp3"), ("opus", "ogg"), ("flac", "flac"), ("aac", "aac")])
 def test_every_container_format_decodes(client, fmt: str, container: str) -> None:  # type: ignore[no-untyped-def]
-    data = client.audio.speech.create(model="tts-1", voice="echo", input="Hello there.", response_format=fmt).read()
+    with client.audio.speech.with_streaming_response.create(
+        model="tts-1", voice="echo", input="Hello there.", response_format=fmt
+    ) as response:
+        # streamed as made, except FLAC, whose header wants the length
+        assert ("content-length" in response.headers) == (fmt == "flac")
+        data = response.read()
     with av.open(io.BytesIO(data)) as opened:
         assert opened.format.name == container
     assert _decoded_seconds(data) > 0.3
