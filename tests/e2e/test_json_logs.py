@@ -19,8 +19,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def json_stack(stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    env = {**stack_env, "LECTOR_LOG_FORMAT": "json"}
+def json_stack(
+    stack_env: dict[str, str], own_redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    # its own Redis database: the shared stack's workers must not take this API's tasks
+    env = {**stack_env, "LECTOR_LOG_FORMAT": "json", "LECTOR_REDIS_URL": own_redis_url}
     result = Stack(env=env, logs=tmp_path_factory.mktemp("json-logs"))
     port = free_port()
     log = open(result.logs / "api.log", "ab")  # noqa: SIM115 - closed with the process

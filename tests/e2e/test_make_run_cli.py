@@ -31,11 +31,11 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lector_run(pg_url: str, redis_url: str, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+def lector_run(pg_url: str, own_redis_url: str, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LECTOR_")}
     env.update({"LECTOR_ENV": "dev", "LECTOR_PORT": str(port), "LECTOR_DATABASE_URL": pg_url,
-                "LECTOR_REDIS_URL": redis_url, "LECTOR_DATA_DIR": str(data_dir), "LECTOR_TORCH_THREADS": "1"})
+                "LECTOR_REDIS_URL": own_redis_url, "LECTOR_DATA_DIR": str(data_dir), "LECTOR_TORCH_THREADS": "1"})
     log = open(data_dir / "run.log", "ab")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen([str(BIN / "lector"), "run"], env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, cwd=ROOT)
