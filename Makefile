@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 
-.PHONY: run test install lint bench clean
+.PHONY: run test install lint bench images clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lector needs $(PYTHON)"; exit 1; }
@@ -36,6 +36,10 @@ lint: install
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/vulture
 	$(VENV)/bin/mypy
+
+# Every self-hosted image under the seed's paths, one date-like tag: REGISTRY=... [TAG=...] [PUSH=1]
+images:
+	bash infra/build-images.sh
 
 bench: install
 	$(PY) -m bench.engine --quick

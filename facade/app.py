@@ -11,18 +11,19 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
-from facade import console, openapi
+from facade import console, metrics, openapi
 from facade import errors as e
 from facade.deps import Services
 from facade.limits import BodyLimit
-from facade.routes import admin, jobs, tts, usage, utility, voices, ws
+from facade.request_log import RequestContextMiddleware, bind_path_ids
+from facade.routes import admin, health, jobs, openai_speech, tts, usage, utility, voices, ws
 from scheduler.errors import SchedulerError
 from speech.errors import SpeechError
 from store.errors import StoreError
@@ -43,10 +44,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services, close = services_factory()
         app.state.services = services
+        collector = metrics.register_job_collector(services)
         await run_in_threadpool(warm_up, services)
         try:
             yield
         finally:
+            metrics.unregister(collector)
             close()
 
     app = FastAPI(
@@ -54,6 +57,7 @@ def create_app(
         version="0.1.0",
         description="Text-to-speech: the vendor streaming API and a batch engine for long-form audio.",
         lifespan=lifespan,
+        dependencies=[Depends(bind_path_ids)],
     )
     app.include_router(tts.router)
     app.include_router(voices.router)
@@ -63,7 +67,13 @@ def create_app(
     app.include_router(admin.router)
     app.include_router(usage.router)
     console.install(app)
+    app.include_router(openai_speech.router)
+    app.include_router(health.router)
     openapi.install(app)
+    app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
+    app.add_middleware(metrics.MetricsMiddleware)  # a 413 from the body cap is counted too
+    app.add_middleware(RequestContextMiddleware)  # outermost: its ids are bound for everything inside
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
     # whatever only the catch-all ``Exception`` handler answered.
@@ -83,7 +93,6 @@ def create_app(
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
     return app
 
 

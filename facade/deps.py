@@ -16,6 +16,7 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from facade import errors as e
+from scheduler import log_context
 from speech.synthesizer import Synthesizer
 
 
@@ -61,6 +62,7 @@ class Services:
     # facade.plans.in_engine_thread for why.
     engine_slots: int = 0
     engine_limiter: Any | None = None  # made on first use, on the serving event loop
+    stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""
@@ -104,7 +106,9 @@ def current_principal(request: Request, services: ServicesDep) -> Principal:
     key = bearer_key(request.headers)
     if services.authenticator is None:
         raise e.ApiError(401, e.INVALID_KEY)
-    return services.authenticator(key)
+    principal = services.authenticator(key)
+    log_context.bind(account_id=principal.account_id)  # the account's id, never its key
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]

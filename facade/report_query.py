@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from facade import errors as e
-from store.db.reports import parse_group_by
+from store.db.reports import month_start, parse_group_by
 
 
 def instant(value: Any, name: str) -> datetime:
@@ -43,10 +43,9 @@ def wants_csv(accept: str | None) -> bool:
 
 
 def report_window(query: Any, now: datetime) -> tuple[datetime, datetime, tuple[str, ...]]:
-    """``from`` (required), ``to`` (default: now) and ``groupBy`` (default: day), checked."""
-    if not query.get("from"):
-        raise e.ApiError(400, "from is required")
-    start = instant(query["from"], "from")
+    """``from`` (default: the start of the current UTC month), ``to`` (default: now) and
+    ``groupBy`` (default: day), checked: without either, the month to date."""
+    start = instant(query["from"], "from") if query.get("from") else month_start(now)
     end = instant(query["to"], "to") if query.get("to") else now
     try:
         group_by = parse_group_by(query.get("groupBy", "day"))

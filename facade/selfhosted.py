@@ -125,7 +125,7 @@ def _services_factory(runtime: SelfHostedRuntime) -> Callable[[], tuple[Services
 
 def _bare(app: FastAPI) -> FastAPI:
     """``create_app`` mounts the cloud routers; the self-hosted apps keep only their own."""
-    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "").startswith(("/openapi", "/docs", "/redoc"))]
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "").startswith(("/openapi", "/docs", "/redoc", "/metrics"))]
     return app
 
 

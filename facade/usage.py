@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from facade.deps import Principal, Services
+from facade.metrics import CHARACTERS_BILLED
 from facade.plans import Plan
 from facade.usage_spool import DeadLetters
 from facade.validation import SynthesisRequest
@@ -59,6 +60,8 @@ def record(
     request_id: str,
 ) -> None:
     characters = billed_characters(len(req.text), stats.sentences, len(plan.units))
+    if characters:
+        CHARACTERS_BILLED.labels(plan.requested_model, transport).inc(characters)
     if characters and services.usage_sink is not None:
         try:
             services.usage_sink({"characters": characters, "model": plan.requested_model, "speaker": req.speaker,

@@ -52,6 +52,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=_usage_outbox(settings, sessions),
         engine_slots=_engine_slots(settings),
+        stall_after_s=settings.stall_after_s,
     )
 
     def close() -> None:

@@ -62,9 +62,26 @@ def _ensure_local_database(db: str) -> str:
     return LOCAL_PG.format(db=db)
 
 
+def quiet_logger(name: str, path: Path) -> None:
+    """Send a chatty library's log (pgserver logs initdb's and pg_ctl's whole output at INFO) to
+    a file under the data folder instead of the terminal; warnings still reach the terminal."""
+    logger = logging.getLogger(name)
+    if any(isinstance(h, logging.FileHandler) for h in logger.handlers):
+        return
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    loud = logging.StreamHandler()
+    loud.setLevel(logging.WARNING)
+    logger.addHandler(loud)
+
+
 def _embedded_postgres(data_dir: Path) -> tuple[str, Any]:
     import pgserver  # embedded PostgreSQL; unix socket only
 
+    quiet_logger("pgserver", data_dir / "postgres.log")
     server = pgserver.get_server(str(data_dir / "pg"), cleanup_mode="stop")
     uri = server.get_uri()  # postgresql://postgres:@/postgres?host=/path
     return uri.replace("postgresql://", "postgresql+psycopg://", 1), server
@@ -90,7 +107,8 @@ def resolve(*, database_url: str | None, redis_url: str | None, data_dir: Path) 
         else:
             database_url, server = _embedded_postgres(data_dir)
             owned.append(server)
-            log.info("started an embedded PostgreSQL under %s", data_dir / "pg")
+            log.info("started an embedded PostgreSQL under %s (its output: %s)", data_dir / "pg",
+                     data_dir / "postgres.log")
     if redis_url is None:
         if port_open("127.0.0.1", 6379):
             redis_url = LOCAL_REDIS

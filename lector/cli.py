@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import typer
@@ -22,10 +22,11 @@ app.add_typer(license_commands.app, name="license", help="Self-hosted licences (
 app.command("model-server")(model_server.command)
 
 
-def _logging(level: str = "INFO") -> None:
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
-    )
+def _logging(settings: Settings | None = None) -> None:
+    from lector.logs import configure
+
+    settings = settings or Settings()
+    configure(settings.log_format, settings.log_level)
 
 
 @app.command()
@@ -47,8 +48,10 @@ def serve(
     """Run the HTTP and WebSocket API (cloud mode, or the self-hosted shape with --self-hosted)."""
     import uvicorn
 
+    from lector.logs import uvicorn_options
+
     settings = Settings()
-    _logging()
+    _logging(settings)
     if self_hosted:
         from lector.commands.selfhosted import serve_selfhosted
 
@@ -60,6 +63,7 @@ def serve(
         port=port or settings.port,
         log_level="info",
         ws="websockets",
+        **uvicorn_options(settings.log_format),
     )
 
 
@@ -71,6 +75,10 @@ def worker(
     name: str = typer.Option("worker"),
     beat: bool = typer.Option(False, help="also run the periodic reaper"),
     per_gpu: bool = typer.Option(False, "--per-gpu", help="one process per visible GPU, each pinned to its device"),
+    quiet: bool = typer.Option(False, "--quiet", help="no Celery banner (lector run prints one line per service)"),
+    metrics_port: int = typer.Option(
+        None, "--metrics-port", help="serve /metrics on this port (default LECTOR_WORKER_METRICS_PORT; --per-gpu: +1 per device)"
+    ),
 ) -> None:
     """Run a Celery worker. GPU workers use one solo process per device (CUDA does not survive fork)."""
     if per_gpu:
@@ -79,6 +87,8 @@ def worker(
         gpus = supervisor.gpu_count(Settings())
         if gpus > 1:
             argv = [str(Path(sys.executable).with_name("lector")), *sys.argv[1:]]
+            if metrics_port is None and Settings().worker_metrics_port:  # the children must not share it
+                argv += ["--metrics-port", str(Settings().worker_metrics_port)]
             raise typer.Exit(supervisor.run_children(supervisor.per_gpu_children(argv, name, gpus)))
     argv = [
         "worker", "--queues", queues, "--pool", pool, "--concurrency", str(concurrency),
@@ -89,8 +99,23 @@ def worker(
         # The beat schedule is state: it lives in the data folder, not in the working directory.
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         argv += ["--beat", "--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    from celery.signals import setup_logging
+
+    _logging(settings)
+    if settings.env != "prod":  # dev and test setups run as whoever started them, root included
+        warnings.filterwarnings("ignore", message="You're running the worker with superuser privileges")
+    port = metrics_port if metrics_port is not None else settings.worker_metrics_port
+    if port:
+        from workers.metrics import serve
+
+        serve(port, settings.host)
+    if quiet or settings.log_format == "json":
+        argv = ["--quiet", *argv]  # no banner (in JSON mode stdout carries JSON lines only)
     from lector.worker import make_worker_app
 
+    # lector configures logging itself (text or JSON): connecting this signal stops Celery from
+    # replacing the root logger's handlers.
+    setup_logging.connect(lambda **_: _logging(settings), weak=False)
     make_worker_app(settings).worker_main(argv)
 
 

@@ -31,6 +31,8 @@ class Settings(BaseSettings):
     # `lector run`: a child that dies is restarted after a doubling backoff, this many times a minute at most.
     restart_limit_per_minute: int = Field(5, ge=1)
     restart_backoff_s: float = Field(1.0, ge=0)
+    log_format: Literal["text", "json"] = Field("text", description="json: one object per line, with bound ids")
+    log_level: str = "INFO"
 
     # None means: use the local service on its standard port if it answers, else start an embedded one.
     database_url: str | None = None
@@ -98,6 +100,10 @@ class Settings(BaseSettings):
     model_voice: str | None = Field(
         None, description="catalog speaker(s) to serve, comma-separated, or 'neural'; default: the bundled voice"
     )
+    worker_metrics_port: int | None = Field(None, description="lector worker: serve /metrics on this port")
+    model_voice_file: Path | None = Field(
+        None, description="a file of speakers to serve, one a line (what a language package image provides)"
+    )
     model_window_ms: float = 5.0
     model_max_batch: int = 16
 
@@ -122,6 +128,10 @@ class ClientSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore")
 
-    api_url: str = "http://127.0.0.1:8000"
+    # The API it talks to and the key it sends. Default: what `make run` recorded under data_dir
+    # (run.json), else http://LECTOR_HOST:LECTOR_PORT, and the dev key `make run` wrote.
+    api_url: str | None = None
     api_key: SecretStr | None = None
-    data_dir: Path = Field(Path(".lector"), description="where `make run` wrote the dev key (dev-api-key)")
+    data_dir: Path = Field(Path(".lector"), description="where `make run` wrote run.json and the dev key")
+    host: str = "127.0.0.1"
+    port: int = 8000

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from lector import runfile
 from lector.backends import Backends, resolve
 from lector.children import Supervisor, supervise
 from lector.settings import Settings
@@ -49,7 +50,7 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
     One solo synth worker per GPU, each seeing only its own device (CUDA does not survive fork,
     and one process per device keeps every device busy); one on the CPU when there is none."""
     lector = _bin("lector")
-    synth = [lector, "worker", "--queues", "synth", "--pool", "solo"]
+    synth = [lector, "worker", "--queues", "synth", "--pool", "solo", "--quiet"]
     workers: dict[str, tuple[list[str], dict[str, str]]] = (
         {
             f"worker-synth-gpu{i}": (
@@ -64,7 +65,8 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
         "api": ([lector, "serve", "--host", settings.host, "--port", str(settings.port)], {}),
         **workers,
         "worker-cpu": (
-            [lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2", "--name", "cpu", "--beat"],
+            [lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2", "--name", "cpu", "--beat",
+             "--quiet"],
             {},
         ),
     }
@@ -73,10 +75,16 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
 def per_gpu_children(argv: list[str], name: str, gpus: int) -> list[tuple[list[str], dict[str, str]]]:
     """``lector worker --per-gpu``: the same worker once per device, each pinned to it."""
     base = [a for a in argv if a != "--per-gpu"]
-    if "--name" in base:
-        at = base.index("--name")
-        del base[at : at + 2]
-    return [([*base, "--name", f"{name}-gpu{i}"], {"CUDA_VISIBLE_DEVICES": str(i), "LECTOR_DEVICE": "cuda"})
+    port = None
+    for option in ("--name", "--metrics-port"):
+        if option in base:
+            at = base.index(option)
+            if option == "--metrics-port":
+                port = int(base[at + 1])
+            del base[at : at + 2]
+    # each child serves its metrics on its own port: the given one plus its device index
+    return [([*base, "--name", f"{name}-gpu{i}", *(["--metrics-port", str(port + i)] if port else [])],
+             {"CUDA_VISIBLE_DEVICES": str(i), "LECTOR_DEVICE": "cuda"})
             for i in range(gpus)]
 
 
@@ -152,18 +160,50 @@ def run(settings: Settings) -> int:
             if key:
                 print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
         env = child_env(settings, backends)
+        runfile.write(settings.data_dir, runfile.RunRecord(
+            pid=os.getpid(), api_url=f"http://{_client_host(settings.host)}:{settings.port}",
+            database_url=backends.database_url, redis_url=backends.redis_url,
+        ))
+        print(f"  {'postgresql':<14} {_safe_url(backends.database_url)}", flush=True)  # noqa: T201
+        print(f"  {'redis':<14} {_safe_url(backends.redis_url)}", flush=True)  # noqa: T201
         for name, (argv, overrides) in commands(settings, gpu_count(settings)).items():
             supervisor.add(name, argv, {**env, **overrides})
+            print(f"  {name:<14} {_where(settings, argv)}", flush=True)  # noqa: T201
         urls = (backends.database_url, backends.redis_url, settings.visibility_timeout_s)
         supervisor.on_restart = lambda name: resume_jobs(*urls) if name.startswith("worker-") else None
         supervisor.start()
         print(  # noqa: T201
-            f"lector is starting on http://{settings.host}:{settings.port} (Ctrl-C stops it)", flush=True
+            f"lector is starting on http://{_client_host(settings.host)}:{settings.port} (Ctrl-C stops it)", flush=True
         )
         return supervisor.watch()
     except KeyboardInterrupt:
         return 0
     finally:
+        runfile.remove(settings.data_dir)
         supervisor.stop()
         if backends is not None:
             backends.close()
+
+
+def _where(settings: Settings, argv: list[str]) -> str:
+    """Where a child listens or what it takes, for its one line in ``make run``'s output."""
+    if "serve" in argv:
+        return f"http://{_client_host(settings.host)}:{settings.port}  (metrics /metrics, health /readyz)"
+    queues = argv[argv.index("--queues") + 1] if "--queues" in argv else "?"
+    return f"Celery queue {queues}" + (" + the periodic reaper" if "--beat" in argv else "")
+
+
+def _safe_url(url: str) -> str:
+    """A URL without its password, fit to print."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a SQLAlchemy URL (redis://): print it without userinfo
+        scheme, _, rest = url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+def _client_host(host: str) -> str:
+    """Where a client on this machine reaches a server bound to ``host``."""
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host

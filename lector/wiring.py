@@ -83,9 +83,13 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
     fetch = object_fetcher(lambda: build_object_store(settings), settings.data_dir / "voices")
 
     def loader(voice: Any) -> Any:
-        return load_engine(
+        from lector.engine_metrics import instrument
+
+        engine = load_engine(
             voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir,
             dtype=settings.engine_dtype, fetch=fetch,
         )
+        # formant voices run on the CPU whatever the device setting
+        return instrument(engine, kind=str(voice.engine), device=device if voice.engine != "espeak" else "cpu")
 
     return Synthesizer(loader)

@@ -19,7 +19,7 @@ from lector.wiring import (
 )
 from scheduler.queue import Dispatcher, make_celery
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
-from workers import tasks
+from workers import log_signals, tasks
 from workers.resources import Lazy, Resources, TaskConfig
 
 
@@ -57,4 +57,5 @@ def make_worker_app(settings: Settings) -> Celery:
     """The Celery app with lector's tasks registered; no connection is opened until it runs."""
     app = make_celery(resolved_redis_url(settings), visibility_timeout_s=settings.visibility_timeout_s)
     tasks.register(app, Lazy(lambda: build_resources(settings, Dispatcher(app))))
+    log_signals.connect()  # job and task ids on every log line (JSON logs), task metrics
     return app

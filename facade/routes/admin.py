@@ -87,7 +87,7 @@ def _iso(value: datetime | None) -> str | None:
 
 @router.get("/usage", response_model=None)
 async def usage(request: Request, services: ServicesDep) -> Response:
-    """``?account=NAME&from=DATE&to=DATE&groupBy=day|month|model|speaker|transport|key`` (several
+    """``?account=NAME&from=DATE&to=DATE (from defaults to the start of this UTC month, to to now)&groupBy=day|month|model|speaker|transport|key`` (several
     comma-separated also: ``account,model``). JSON, or CSV for ``Accept: text/csv``."""
     query = request.query_params
     start, end, group_by = report_window(query, services.now())

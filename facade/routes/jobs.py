@@ -31,6 +31,7 @@ from scheduler.queue import Message
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
+from store.db import usage as usage_repo
 from store.errors import JobNotFound, ObjectNotFound
 
 router = APIRouter()
@@ -284,7 +285,12 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
     with services.session_factory() as session:  # type: ignore[misc]
         job = job_repo.get_job(session=session, job_id=job_id, account_id=principal.account_id)
         done = None if job.is_terminal else job_repo.audio_seconds_done(session=session, job_id=job_id)
-        return job_view(job, audio_seconds_done=done)
+        view = job_view(job, audio_seconds_done=done)
+        # ``characters`` is the text as submitted; ``billedCharacters`` what its chunks billed so
+        # far: the sentences synthesized, without the line breaks and spaces between chunks
+        # (README, "Billed characters").
+        view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
+        return view
 
 
 @router.get("/v1/jobs/{job_id}")

@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.metrics import observe_first_byte
 from facade.plans import Plan, default_rate, in_engine_thread, resolve
 from facade.usage import close_quietly, record
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
@@ -82,6 +83,7 @@ async def audio_stream(
             raise refusal from exc
         log.exception("synthesis failed before the first byte", exc_info=exc)
         raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
+    observe_first_byte(transport, fmt.value)
 
     async def body() -> AsyncIterator[bytes]:
         # The usage row is committed once the last unit is synthesized and before its bytes go out,

@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import re
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,6 +40,7 @@ from starlette.concurrency import run_in_threadpool
 from facade import browser_auth
 from facade import errors as e
 from facade.deps import Principal, Services
+from facade.metrics import observe_first_byte
 from facade.plans import Plan, default_rate, in_engine_thread, resolve
 from facade.ratelimit import allow_connection
 from facade.usage import close_quietly, record
@@ -129,6 +131,7 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
 
 async def _synthesize(websocket: WebSocket, session: SocketState, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
+    started: float | None = time.perf_counter()
     req = replace(session.base, text=text)
     try:
         plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
@@ -161,6 +164,9 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
             data = await in_engine_thread(services, next, chunks, None)
             if data is None:
                 break
+            if started is not None:
+                observe_first_byte("ws", session.fmt.value, since=started)
+                started = None
             if session.json_events:
                 await websocket.send_text(json.dumps({"type": "chunk", "data": base64.b64encode(data).decode(), "contextId": context_id}))
             else:

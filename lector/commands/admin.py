@@ -12,7 +12,15 @@ import typer
 from lector.commands.common import database_session, parse_instant, print_table, reported_errors
 from lector.settings import Settings
 from store import db
-from store.db.reports import DIMENSIONS, MEASURES, parse_group_by, report_csv, report_document, usage_report
+from store.db.reports import (
+    DIMENSIONS,
+    MEASURES,
+    month_start,
+    parse_group_by,
+    report_csv,
+    report_document,
+    usage_report,
+)
 
 app = typer.Typer(help="Admin reports.", no_args_is_help=True)
 
@@ -37,7 +45,9 @@ def _instant(value: str, option: str) -> datetime:
 
 @app.command()
 def usage(
-    start: str = typer.Option(..., "--from", help="ISO date or date-time, inclusive (UTC when naive)"),
+    start: str | None = typer.Option(
+        None, "--from", help="ISO date or date-time, inclusive (UTC when naive); default: the start of this UTC month"
+    ),
     end: str | None = typer.Option(None, "--to", help="ISO date or date-time, exclusive; default: now"),
     account: str | None = typer.Option(None, "--account", help="account name; default: every account"),
     group_by: str = typer.Option(
@@ -46,8 +56,9 @@ def usage(
     fmt: Format = typer.Option(Format.table, "--format", help="table, csv or json"),
 ) -> None:
     """Usage summed per group: rows (requests or job chunks), characters, audio seconds."""
-    since = _instant(start, "--from")
-    until = _instant(end, "--to") if end is not None else datetime.now(UTC)
+    now = datetime.now(UTC)
+    since = _instant(start, "--from") if start is not None else month_start(now)
+    until = _instant(end, "--to") if end is not None else now
     try:
         dims = parse_group_by(group_by)
     except ValueError as error:

@@ -11,13 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.orm import Session
 
+from lector import runfile
 from lector.settings import Settings
 from lector.wiring import resolved_database_url
-from store.errors import StoreError
+from store.errors import DatabaseUnavailable, StoreError
 
 
 def database_url(settings: Settings) -> str:
-    """``LECTOR_DATABASE_URL``, else the local server's ``lector`` database."""
+    """``LECTOR_DATABASE_URL``, else the database a running ``make run`` uses (maybe its
+    embedded one, recorded in ``.lector/run.json``), else the local server's ``lector`` database."""
+    if settings.database_url is None and (record := runfile.read(settings.data_dir)) is not None:
+        return record.database_url
     return resolved_database_url(settings)
 
 
@@ -57,11 +61,16 @@ def format_instant(value: datetime | None, none: str = "-") -> str:
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Print a store error as one red line on stderr and exit 1, instead of a traceback."""
+    """Print a store error as one red line on stderr and exit 1, instead of a traceback (the
+    driver's multi-line messages are joined: one line is what a script or a person can use)."""
     try:
         yield
     except StoreError as error:
-        Console(stderr=True).print(f"[red]{type(error).__name__}:[/red] {error}", highlight=False)
+        message = " ".join(str(error).split())
+        hint = " (is `make run` running? LECTOR_DATABASE_URL names another database)" if isinstance(
+            error, DatabaseUnavailable) else ""
+        Console(stderr=True).print(f"[red]{type(error).__name__}:[/red] {message}{hint}", highlight=False,
+                                   soft_wrap=True)
         raise typer.Exit(1) from error
 
 

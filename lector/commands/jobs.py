@@ -1,14 +1,17 @@
 """``lector jobs``: a client of the job API, for people rendering books from a terminal.
 
-Talks HTTP to a running lector (``--url`` / ``LECTOR_API_URL``, key from ``--key`` /
-``LECTOR_API_KEY``, else the dev key ``make run`` wrote; read by ``ClientSettings``), exactly as
-any customer would.
+Talks HTTP to a running lector, exactly as any customer would: ``--url`` / ``LECTOR_API_URL``,
+else the API that ``make run`` recorded (``.lector/run.json``), else
+``http://LECTOR_HOST:LECTOR_PORT``; the key from ``--key`` / ``LECTOR_API_KEY``, else the dev key
+``make run`` wrote (all read by ``ClientSettings``). A service that cannot be reached is one line on stderr, not a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +21,36 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from lector import runfile
 from lector.settings import ClientSettings
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
 TERMINAL = {"succeeded", "failed", "canceled"}
+SHORT = 8  # characters of a job id that `jobs list` shows and get, cancel and download accept
 
 
-def _client(url: str | None, key: str | None) -> httpx.Client:
+def api_url(settings: ClientSettings) -> str:
+    """``LECTOR_API_URL``, else what ``make run`` recorded, else ``LECTOR_HOST:LECTOR_PORT``."""
+    if settings.api_url:
+        return settings.api_url.rstrip("/")
+    record = runfile.read(settings.data_dir)
+    if record is not None:
+        return record.api_url
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "", "::") else settings.host
+    return f"http://{host}:{settings.port}"
+
+
+@contextmanager
+def _client(url: str | None, key: str | None) -> Iterator[httpx.Client]:
+    client = _http_client(url, key)
+    with reachable(str(client.base_url)), client:
+        yield client
+
+
+def _http_client(url: str | None, key: str | None) -> httpx.Client:
     settings = ClientSettings()
-    base = url or settings.api_url
+    base = url or api_url(settings)
     token = key or (settings.api_key.get_secret_value() if settings.api_key else None)
     if not token:
         dev = settings.data_dir / "dev-api-key"
@@ -35,6 +58,19 @@ def _client(url: str | None, key: str | None) -> httpx.Client:
     if not token:
         raise typer.BadParameter("no API key: pass --key or set LECTOR_API_KEY")
     return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+@contextmanager
+def reachable(base_url: str) -> Iterator[None]:
+    """An unreachable service is one line on stderr and exit status 1, not a traceback."""
+    try:
+        yield
+    except httpx.TransportError as error:
+        reason = str(error) or type(error).__name__
+        console.print(f"[red]cannot reach lector at {base_url}:[/red] {reason} "
+                      "(is it running? `make run` starts it; --url or LECTOR_API_URL point elsewhere)",
+                      highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
 
 
 def _check(response: httpx.Response) -> Any:
@@ -84,9 +120,20 @@ def submit(
         job = _check(client.post("/v1/jobs", data=fields, files=files, headers=headers))
         if wait:
             job = _follow(client, job["id"])
+    if wait and job["status"] == "succeeded":
+        console.print(f"done: {job['billedCharacters'] if job.get('billedCharacters') is not None else job['characters']:,} "
+                      f"characters billed, {job.get('durationSeconds') or 0:.0f} s of audio. Download it with:\n"
+                      f"  lector jobs download {job['id'][:SHORT]} {_suggested_name(book, fmt)}", highlight=False,
+                      soft_wrap=True)
+    elif wait:
+        console.print(f"[red]{job['status']}[/red] {job.get('error') or ''}", highlight=False)
     print(job["id"])  # noqa: T201 - the one machine-readable line
     if wait and job["status"] != "succeeded":
         raise typer.Exit(1)
+
+
+def _suggested_name(book: Path, fmt: str) -> str:
+    return f"{book.stem}.{fmt}"
 
 
 _MEDIA_TYPES = {".epub": "application/epub+zip", ".md": "text/markdown", ".markdown": "text/markdown"}
@@ -115,11 +162,25 @@ def _follow(client: httpx.Client, job_id: str) -> dict[str, Any]:
             time.sleep(1.0)
 
 
+def _resolve(client: httpx.Client, job_id: str) -> str:
+    """A whole job id as given, or the one job of the account whose id starts with ``job_id``
+    (at least four characters, as ``jobs list`` shows them)."""
+    if len(job_id) >= 32 or len(job_id) < 4:
+        return job_id
+    jobs = _check(client.get("/v1/jobs", params={"limit": 100}))["jobs"]
+    matches = [job["id"] for job in jobs if job["id"].startswith(job_id.lower())]
+    if len(matches) == 1:
+        return str(matches[0])
+    problem = "matches no job among the newest 100" if not matches else f"matches {len(matches)} jobs"
+    console.print(f"[red]job id {job_id}[/red] {problem}: give more of it", highlight=False)
+    raise typer.Exit(1)
+
+
 @app.command("get")
 def get_(job_id: str, url: str = UrlOpt, key: str = KeyOpt) -> None:
     """Print a job as JSON."""
     with _client(url, key) as client:
-        print(json.dumps(_check(client.get(f"/v1/jobs/{job_id}")), indent=2))  # noqa: T201
+        print(json.dumps(_check(client.get(f"/v1/jobs/{_resolve(client, job_id)}")), indent=2))  # noqa: T201
 
 
 @app.command("list")
@@ -128,6 +189,8 @@ def list_(limit: int = 20, url: str = UrlOpt, key: str = KeyOpt) -> None:
     with _client(url, key) as client:
         jobs = _check(client.get("/v1/jobs", params={"limit": limit}))["jobs"]
     table = Table("id", "status", "chars", "chunks", "audio s", "created")
+    table.columns[0].no_wrap = True
+    table.columns[0].min_width = 36  # whole ids: a cut one could not be pasted back
     for job in jobs:
         p = job["progress"]
         table.add_row(
@@ -145,7 +208,7 @@ def list_(limit: int = 20, url: str = UrlOpt, key: str = KeyOpt) -> None:
 def cancel(job_id: str, url: str = UrlOpt, key: str = KeyOpt) -> None:
     """Cancel a job; no further chunk is synthesized or billed."""
     with _client(url, key) as client:
-        console.print(_check(client.delete(f"/v1/jobs/{job_id}"))["status"])
+        console.print(_check(client.delete(f"/v1/jobs/{_resolve(client, job_id)}"))["status"])
 
 
 @app.command()
@@ -157,8 +220,9 @@ def download(
     key: str = KeyOpt,
 ) -> None:
     """Save a finished job's audio (or its subtitles) to OUT."""
-    path = f"/v1/jobs/{job_id}/subtitles.{subtitles}" if subtitles else f"/v1/jobs/{job_id}/audio"
     with _client(url, key) as client:
+        job_id = _resolve(client, job_id)
+        path = f"/v1/jobs/{job_id}/subtitles.{subtitles}" if subtitles else f"/v1/jobs/{job_id}/audio"
         response = client.get(path, follow_redirects=False)
         if response.status_code in (302, 303, 307):
             response = httpx.get(response.headers["location"], timeout=300)

@@ -11,9 +11,8 @@ synthesizer wiring as every other process, so device, threads and the weights ca
 
 from __future__ import annotations
 
-import logging
-import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -44,6 +43,19 @@ def find_voices(catalog: Any, spec: str) -> list[Any]:
     if not speakers:
         raise typer.BadParameter("name at least one speaker", param_hint="--voice")
     return [find_voice(catalog, speaker) for speaker in speakers]
+
+
+def package_voices(path: Path | None) -> str | None:
+    """The ``--voice`` spec a language package provides (``LECTOR_MODEL_VOICE_FILE``: the
+    ``speakers`` file of ``{registry}/package/arcana/<language>``, one speaker per line)."""
+    if path is None:
+        return None
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read the voice package file {path}: {exc.strerror}") from None
+    speakers = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return ",".join(speakers) or None
 
 
 def engine_factories(settings: Settings, spec: str) -> dict[str, Callable[[], Engine]]:
@@ -78,14 +90,15 @@ def command(
     """Run the model service: POST /invocations, GET /readyz, GET /livez."""
     import uvicorn
 
+    from lector.logs import configure, uvicorn_options
     from workers.model_server import create_model_app
 
     settings = Settings()
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
-    spec = voice or settings.model_voice or DEFAULT_VOICE
+    configure(settings.log_format, settings.log_level)
+    spec = voice or settings.model_voice or package_voices(settings.model_voice_file) or DEFAULT_VOICE
     app = create_model_app(
         voices=engine_factories(settings, spec),
         window_ms=settings.model_window_ms if window_ms is None else window_ms,
         max_batch=max_batch or settings.model_max_batch,
     )
-    uvicorn.run(app, host=host or settings.host, port=port, log_level="info")
+    uvicorn.run(app, host=host or settings.host, port=port, log_level="info", **uvicorn_options(settings.log_format))

@@ -54,9 +54,9 @@ class StreamEncoder(Protocol):
 
 
 def open_encoder(fmt: AudioFormat, sample_rate: int, *, bitrate: int | None = None) -> StreamEncoder:
-    """A streaming encoder for one of the six streamable formats.
+    """A streaming encoder for one of the six streamable formats, or AAC in ADTS frames.
 
-    ``bitrate`` (bits/s) applies to Opus and MP3 only; defaults are 32 kb/s Opus, 64 kb/s MP3.
+    ``bitrate`` (bits/s) applies to Opus, MP3 and AAC; defaults are 32 kb/s Opus, 64 kb/s MP3 and AAC.
     Raises :class:`UnsupportedFormat` for batch-only formats, :class:`EncodeError` if the codec
     library refuses the settings.
     """
@@ -68,7 +68,7 @@ def open_encoder(fmt: AudioFormat, sample_rate: int, *, bitrate: int | None = No
         return MulawStreamEncoder(sample_rate)
     if fmt is AudioFormat.WAV:
         return WavStreamEncoder(sample_rate)
-    if fmt in (AudioFormat.WEBM_OPUS, AudioFormat.OGG_OPUS, AudioFormat.MP3):
+    if fmt in (AudioFormat.WEBM_OPUS, AudioFormat.OGG_OPUS, AudioFormat.MP3, AudioFormat.AAC):
         return PyAVStreamEncoder(fmt, sample_rate, bitrate=bitrate)
     raise UnsupportedFormat(f"{fmt.value} cannot be streamed")
 

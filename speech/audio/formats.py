@@ -45,6 +45,7 @@ class AudioFormat(enum.Enum):
     FLAC = "flac"  # batch only
     M4A = "m4a"  # batch only: AAC in MP4
     M4B = "m4b"  # batch only: AAC in MP4 with the audiobook brand and chapters
+    AAC = "aac"  # AAC in ADTS frames: streams (OpenAI's response_format "aac"), never offered by Accept
 
     @property
     def mime_type(self) -> str:
@@ -91,6 +92,7 @@ _SPECS: Final[dict[AudioFormat, _Spec]] = {
     AudioFormat.FLAC: _Spec("audio/flac", None, "flac"),
     AudioFormat.M4A: _Spec("audio/mp4", None, "m4a"),
     AudioFormat.M4B: _Spec("audio/mp4", None, "m4b"),
+    AudioFormat.AAC: _Spec("audio/aac", None, "aac"),
 }
 
 #: The six formats of the seed's table, in the seed's order (also the order of the 406 list).

@@ -16,6 +16,7 @@ the per-word strings are not slices of the sentence string; the engine aligns th
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import unicodedata
@@ -23,6 +24,35 @@ from collections import OrderedDict
 from typing import Any
 
 from speech.errors import PhonemizerError
+
+_log = logging.getLogger("lector.phonemizer")
+
+
+class _OnceForMismatch(logging.Filter):
+    """phonemizer compares word counts before and after eSpeak NG and warns on nearly every
+    sentence: eSpeak NG joins function words to their neighbours ("of the" -> one word) and
+    splits numbers and contractions, by design. The phonemes are right; the count is not a
+    fault. Said once per process, at INFO, with why; every other warning passes unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "words count mismatch" not in record.getMessage():
+            return True
+        if self._said:
+            return False
+        self._said = True
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        record.msg, record.args = (
+            "eSpeak NG joins and splits some words (\"of the\", numbers), so phonemizer's word counts "
+            "differ from the text's; expected, and not reported again"
+        ), ()
+        return True
+
+
+_log.addFilter(_OnceForMismatch())
 
 # Characters trimmed from the ends of a text token to give the word shown in timings.
 WORD_TRIM = "\"'“”‘’«»()[]{}<>.,;:!?¡¿…—–-*_/\\|،؟。、！？"
@@ -81,6 +111,7 @@ class EspeakPhonemizer:
                     preserve_punctuation=True,
                     with_stress=True,
                     language_switch="remove-flags",
+                    logger=_log,
                 )
             except (RuntimeError, OSError, ValueError) as exc:
                 raise PhonemizerError(f"eSpeak NG cannot load voice {voice!r}: {exc}") from exc

@@ -223,3 +223,10 @@ def report_csv(rows: Sequence[ReportRow], group_by: Sequence[str]) -> str:
     for row in rows:
         writer.writerow(["" if v is None else v for v in row.record().values()])
     return buffer.getvalue()
+
+
+def month_start(instant: datetime) -> datetime:
+    """00:00 UTC on the first day of ``instant``'s UTC month: where a report without a start
+    begins (the current month to date, as invoices count)."""
+    utc = instant.astimezone(UTC) if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
+    return datetime(utc.year, utc.month, 1, tzinfo=UTC)

@@ -138,3 +138,12 @@ def usage_totals(
         UsageTotal(row[0], row[1], row[2], int(row[3]), int(row[4]), float(row[5]))
         for row in session.execute(query)
     ]
+
+
+def job_billed_characters(*, session: Session, job_id: uuid.UUID) -> int:
+    """Characters billed for a job so far: the sum of its chunk rows (the unique (job_id,
+    chunk_index) index finds them). Equals the job's total once it has succeeded."""
+    total = session.execute(
+        select(func.coalesce(func.sum(Usage.characters), 0)).where(Usage.job_id == job_id)
+    ).scalar_one()
+    return int(total)

@@ -35,6 +35,7 @@ from speech import wire
 from speech.engines.base import Engine
 from speech.types import SynthesisOptions
 from workers.model_server.batcher import Batcher
+from workers.model_server.metrics import metrics_response
 
 log = logging.getLogger("lector.model_server")
 
@@ -137,6 +138,10 @@ def create_model_app(
              "served": served},
             status_code=400,
         )
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return metrics_response()
 
     @app.get("/stats")
     async def stats() -> Response:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from speech.engines.base import Engine
 from speech.types import AudioChunk, SynthesisOptions
+from workers.model_server.metrics import MODEL_BATCH_SIZE
 
 log = logging.getLogger("lector.model_server")
 
@@ -46,6 +47,7 @@ class BatchStats:
         self.items += size
         self.largest = max(self.largest, size)
         self.recent_sizes.append(size)
+        MODEL_BATCH_SIZE.observe(size)
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -319,7 +319,6 @@ def as_sums_from_csv(records: list[dict[str, str]]) -> dict[tuple[str | None, ..
 @pytest.mark.parametrize(
     ("params", "status", "message"),
     [
-        ({}, 400, "from is required"),
         ({"from": "yesterday"}, 400, "from must be an ISO 8601 date or date-time"),
         ({"from": "2025-05-02", "to": "2025-05-01"}, 400, "from must be before to"),
         ({"from": "2025-05-01", "account": "nobody-here"}, 404, "account not found"),
@@ -349,3 +348,12 @@ def test_report_rows_match_the_store_report(client: TestClient, factory: session
         (r.group["day"], r.group["model"], r.characters) for r in rows
     ]
     assert as_sums(rows, ("day", "model"))
+
+
+def test_usage_without_from_is_the_current_month_to_date(client: TestClient) -> None:
+    before = datetime.now(UTC)
+    response = client.get("/admin/usage", headers=ADMIN)
+    assert response.status_code == 200, response.text
+    document = response.json()
+    assert document["from"] == datetime(before.year, before.month, 1, tzinfo=UTC).isoformat()
+    assert before <= datetime.fromisoformat(document["to"]) <= datetime.now(UTC)

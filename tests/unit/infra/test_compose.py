@@ -9,7 +9,9 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
-SELFHOSTED_APIS = {"selfhosted-api": "model", "arcana-api": "arcana-eng"}
+SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
+SELFHOSTED_APIS = {"selfhosted-api": "model", "arcana-api": "arcana-en",
+                   **{f"arcana-{lang}-api": f"arcana-{lang}" for lang in SEED_LANGUAGES}}
 
 
 @pytest.fixture(scope="module")
@@ -50,13 +52,15 @@ def test_apis_point_at_their_model_by_service_name(compose: dict[str, Any]) -> N
         assert not {"postgres", "redis", "minio"} & set(services[api]["depends_on"])
         assert not any(k.startswith(("LECTOR_DATABASE", "LECTOR_REDIS", "LECTOR_S3")) for k in env)
     arcana = services["arcana-api"]["environment"]
-    assert arcana["ARCANA_SPA_MODEL_URL"] == "http://arcana-spa:8080/invocations"
-    assert arcana["ARCANA_ENG_MODEL_URL"] == "http://arcana-eng:8080/invocations"
+    assert arcana["ARCANA_SPA_MODEL_URL"] == "http://arcana-es:8080/invocations"
+    assert arcana["ARCANA_ENG_MODEL_URL"] == "http://arcana-en:8080/invocations"
+    assert arcana["ARCANA_FRA_MODEL_URL"] == "http://arcana-fr:8080/invocations"
+    assert arcana["ARCANA_GER_MODEL_URL"] == "http://arcana-de:8080/invocations"
 
 
 def test_model_services_reserve_every_gpu_and_wait_for_warm_up(compose: dict[str, Any]) -> None:
-    models = {name: svc for name, svc in _profiled(compose).items() if svc["command"][0] == "model-server"}
-    assert set(models) == {"model", "arcana-eng", "arcana-spa"}
+    models = {name: svc for name, svc in _profiled(compose).items() if svc.get("command", [""])[0] == "model-server"}
+    assert set(models) == {"model", *(f"arcana-{lang}" for lang in SEED_LANGUAGES)}
     for name, svc in models.items():
         devices = svc["deploy"]["resources"]["reservations"]["devices"]
         assert devices == [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}], name
@@ -120,3 +124,18 @@ def test_gpu_roles_reserve_every_gpu_and_the_api_uses_the_model_service(compose:
         assert env["LECTOR_DATABASE_URL"].startswith("postgresql+psycopg://") and "@postgres:5432/" in env["LECTOR_DATABASE_URL"]
         assert env["LECTOR_REDIS_URL"] == "redis://redis:6379/0"
         assert env["LECTOR_S3_ENDPOINT_URL"] == "http://minio:9000"
+
+
+def test_arcana_engine_and_language_packages_are_split_as_the_seed_names_them(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for lang in SEED_LANGUAGES:
+        model, package = services[f"arcana-{lang}"], services[f"arcana-{lang}-package"]
+        assert model["image"] == "${LECTOR_REGISTRY:-lector}/engine/arcana:${LECTOR_TAG:-dev}"
+        assert package["image"] == f"${{LECTOR_REGISTRY:-lector}}/package/arcana/{lang}:${{LECTOR_TAG:-dev}}"
+        assert package["build"]["args"]["LANGUAGE"] == lang
+        volume = f"arcana-{lang}-package"
+        assert package["volumes"] == [f"{volume}:/mnt/package"] and volume in compose["volumes"]
+        assert model["volumes"] == [f"{volume}:/package:ro"]
+        assert model["depends_on"][f"arcana-{lang}-package"] == {"condition": "service_completed_successfully"}
+        assert model["environment"]["LECTOR_MODEL_VOICE_FILE"] == "/package/speakers"
+        assert (ROOT / "infra" / "packages" / "arcana" / lang / "speakers").is_file()

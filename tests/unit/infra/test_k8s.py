@@ -4,6 +4,7 @@ and checked for what the seed asks of a self-hosted pair."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,8 @@ def test_the_validator_does_catch_mistakes() -> None:
 def test_every_kustomization_resource_and_image_is_used() -> None:
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
     assert {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"} == set(kustomization["resources"])
-    used = {c["image"] for d in DEPLOYMENTS for c in d["spec"]["template"]["spec"]["containers"]}
+    used = {c["image"] for d in DEPLOYMENTS for key in ("containers", "initContainers")
+            for c in d["spec"]["template"]["spec"].get(key, [])}
     assert used == {i["name"] for i in kustomization["images"]}
 
 
@@ -107,3 +109,38 @@ def test_usage_spool_is_persistent() -> None:
         assert volume["persistentVolumeClaim"]["claimName"] in claims
         config = next(d for d in DOCS if d["kind"] == "ConfigMap")
         assert config["data"]["LECTOR_USAGE_SPOOL_DIR"] == mount["mountPath"]
+
+
+SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
+DATE_TAG = re.compile(r"^\d{4}\.\d{2}\.\d{2}(\.\d+)?$")
+
+
+def test_an_arcana_pair_per_seed_language_each_model_on_8080_in_its_own_pod() -> None:
+    arcana = {d["metadata"]["name"]: d for d in DEPLOYMENTS if d["metadata"]["name"].startswith("lector-arcana-")}
+    assert set(arcana) == {f"lector-arcana-{lang}" for lang in SEED_LANGUAGES}
+    for deployment in DEPLOYMENTS:
+        _, models = _containers(deployment)
+        assert len(models) == 1, deployment["metadata"]["name"]  # one model container per pod
+        assert models[0]["args"][models[0]["args"].index("--port") + 1] == "8080"
+    for lang, name in ((lang, f"lector-arcana-{lang}") for lang in SEED_LANGUAGES):
+        spec = arcana[name]["spec"]["template"]["spec"]
+        _, (model,) = _containers(arcana[name])
+        assert model["image"] == "lector-engine-arcana"
+        (package,) = spec["initContainers"]
+        assert package["image"] == f"lector-package-arcana-{lang}"
+        shared = {m["name"] for m in package["volumeMounts"]} & {m["name"] for m in model["volumeMounts"]}
+        assert shared == {"package"}
+        assert _env(model)["LECTOR_MODEL_VOICE_FILE"] == "/package/speakers"
+        assert {"name": "lector-registry"} in spec["imagePullSecrets"]
+
+
+def test_images_follow_the_seed_paths_with_date_like_tags() -> None:
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    images = {i["name"]: i for i in kustomization["images"]}
+    assert images["lector-api"]["newName"].endswith("/api/service")
+    assert images["lector-engine-arcana"]["newName"].endswith("/engine/arcana")
+    assert images["lector-model-mist-en"]["newName"].endswith("/mist/v2/en")
+    for lang in SEED_LANGUAGES:
+        assert images[f"lector-package-arcana-{lang}"]["newName"].endswith(f"/package/arcana/{lang}")
+    for image in images.values():
+        assert DATE_TAG.match(image["newTag"]), image

@@ -43,3 +43,11 @@ def test_per_gpu_worker_children_drop_the_flag_and_name_each_device() -> None:
         ["lector", "worker", "--queues", "synth", "--pool", "solo", "--name", "gpu-gpu1"],
     ]
     assert [c[1]["CUDA_VISIBLE_DEVICES"] for c in children] == ["0", "1"]
+
+
+def test_per_gpu_children_serve_metrics_on_their_own_ports() -> None:
+    from lector.supervisor import per_gpu_children
+
+    argv = ["lector", "worker", "--queues", "synth", "--metrics-port", "9200", "--per-gpu"]
+    ports = [c[0][c[0].index("--metrics-port") + 1] for c in per_gpu_children(argv, "gpu", 3)]
+    assert ports == ["9200", "9201", "9202"]

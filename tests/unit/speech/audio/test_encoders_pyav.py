@@ -45,7 +45,10 @@ def test_every_format_decodes_to_the_right_length(fmt: AudioFormat, signal, deco
     data = encode_whole(fmt, signal, RATE, metadata=BOOK)
     rate, decoded = decode(data, fmt, RATE)
     assert rate == (48000 if fmt in (F.WEBM_OPUS, F.OGG_OPUS) else RATE)
-    assert abs(len(decoded) / rate - SECONDS) <= 0.05
+    # raw ADTS carries no gapless information: decoders keep the encoder's 1,024 priming samples
+    # and the last frame's padding (up to two frames more than the input)
+    slack = 2 * 1024 / RATE + 0.01 if fmt is F.AAC else 0.05
+    assert abs(len(decoded) / rate - SECONDS) <= slack
 
 
 def test_batch_mp3_carries_its_encoder_delay(signal, decode) -> None:

@@ -1,0 +1,112 @@
+"""``POST /v1/audio/speech``: OpenAI's speech API on lector's keys, billing, voices and engines.
+
+The request is translated by ``facade.openai_compat`` into the same ``SynthesisRequest`` and
+``Plan`` that ``/v1/service-tts`` uses, so a key, a voice and a bill mean the same on both
+routes (usage rows are ``http`` rows of the requested lector model). mp3, opus, wav and pcm
+stream sentence by sentence; flac and aac are encoded whole. Errors on this route alone follow
+OpenAI's JSON shape, because OpenAI's clients parse them.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import numpy as np
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from facade import errors as e
+from facade.deps import Principal, Services, ServicesDep, current_principal
+from facade.openai_compat import (
+    OUTPUT_FORMATS,
+    SAMPLE_RATE,
+    OpenAIError,
+    lector_model,
+    lector_speaker,
+    parse_speech,
+    time_scale,
+)
+from facade.plans import Plan, in_engine_thread, resolve
+from facade.routes.tts import audio_stream
+from facade.usage import record
+from facade.validation import SynthesisRequest
+from speech.audio import encode_whole
+from speech.errors import SpeechError
+from speech.streaming import StreamStats, pcm_stream
+from store.errors import StoreError
+
+log = logging.getLogger("lector.openai")
+router = APIRouter()
+ENDPOINT = "audio-speech"  # the name accounts' allowedEndpoints use for this route
+
+
+@router.post("/v1/audio/speech", response_model=None)
+async def audio_speech(request: Request, services: ServicesDep) -> Response:
+    """OpenAI's ``client.audio.speech.create(...)``, answered by lector."""
+    try:
+        return await _speech(request, services)
+    except OpenAIError as exc:
+        return exc.response()
+    except e.ApiError as exc:
+        return OpenAIError(exc.status, exc.message, code=_code(exc.status)).response()
+    except (SpeechError, StoreError) as exc:
+        mapped = e.lookup(exc)
+        if mapped is None:
+            log.exception("speech request failed", exc_info=exc)
+            return OpenAIError(500, e.INTERNAL).response()
+        return OpenAIError(mapped[0], mapped[1], code=_code(mapped[0])).response()
+    except Exception as exc:  # noqa: BLE001 - never a traceback to the customer
+        log.exception("speech request failed", exc_info=exc)
+        return OpenAIError(500, e.INTERNAL).response()
+
+
+async def _speech(request: Request, services: Services) -> Response:
+    principal = await run_in_threadpool(current_principal, request, services)
+    try:
+        payload = await request.json()
+    except ValueError:
+        raise OpenAIError(400, "the body must be a JSON object") from None
+    if not isinstance(payload, dict):
+        raise OpenAIError(400, "the body must be a JSON object")
+    model, text, voice, speed, fmt_name = parse_speech(payload)
+    model_id = lector_model(model)
+    speaker = lector_speaker(voice, model_id)
+    req = SynthesisRequest(text=text, speaker=speaker, model_id=model_id, lang=_voice_lang(services, model_id, speaker),
+                           time_scale=time_scale(speed))
+    plan = await run_in_threadpool(resolve, services, req, principal, endpoint=ENDPOINT)
+    output = OUTPUT_FORMATS[fmt_name]
+    if output.streamed:
+        response = await audio_stream(services, principal, req, plan, output.audio, SAMPLE_RATE, transport="http")
+        if output.media_type:
+            response.headers["content-type"] = output.media_type
+        return response
+    audio = await in_engine_thread(services, _whole, services, principal, req, plan, output.audio)
+    return Response(audio, media_type=output.media_type or output.audio.content_type(SAMPLE_RATE),
+                    headers={"Cache-Control": "no-store"})
+
+
+def _voice_lang(services: Services, model_id: str, speaker: str) -> str | None:
+    """The language of the voice asked for: OpenAI requests carry none, lector voices have one.
+    ``None`` (the default, English) when the voice is unknown, so ``resolve`` names the error."""
+    try:
+        return str(services.catalog.voice(model_id, speaker).lang)
+    except SpeechError:
+        return None
+
+
+def _whole(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan, fmt: object) -> bytes:
+    """The whole file for formats that cannot stream; billed for what was synthesized."""
+    stats = StreamStats()
+    try:
+        chunks = [c.samples for c in pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls,
+                                                sample_rate=SAMPLE_RATE, stats=stats)]
+    finally:
+        record(services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+    samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+    return encode_whole(fmt, samples, SAMPLE_RATE)  # type: ignore[arg-type]
+
+
+def _code(status: int) -> str | None:
+    return {401: "invalid_api_key", 403: "model_not_allowed", 429: "rate_limit_exceeded"}.get(status)
