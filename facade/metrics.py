@@ -49,15 +49,6 @@ def observe_first_byte(transport: str, fmt: str, *, since: float | None = None) 
         TIME_TO_FIRST_BYTE.labels(transport, fmt).observe(time.perf_counter() - started)
 
 
-def request_started() -> float | None:
-    """When the current HTTP request or WebSocket message arrived (perf_counter), if known."""
-    return _request_started.get()
-
-
-def mark_started() -> None:
-    _request_started.set(time.perf_counter())
-
-
 class MetricsMiddleware:
     """Counts requests by route template (``/v1/jobs/{job_id}``, never the raw path: bounded
     labels) and keeps the WebSocket gauge."""

@@ -93,9 +93,6 @@ class Supervisor:
         backends are up, while its signal handlers must hold from the first moment)."""
         self._children[name] = _Child(name, list(argv), dict(env))
 
-    def pids(self) -> dict[str, int]:
-        return {c.name: c.proc.pid for c in self._children.values() if c.proc is not None}
-
     def _spawn(self, child: _Child) -> None:
         # Held off while spawning: a stop signal then finds the child recorded, and stops it.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)

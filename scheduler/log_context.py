@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-FIELDS = ("request_id", "account_id", "job_id", "task_id")
-
 _context: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("lector_log_context", default=None)
 
 
