@@ -10,7 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import make_url
 
-from facade.app import cloud_services, create_app
+from facade.app import create_app
+from lector.api import cloud_services
 from lector.settings import Settings
 from tests.support.relay import Relay
 
