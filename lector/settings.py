@@ -47,6 +47,11 @@ class Settings(BaseSettings):
         description="neural precision: auto (VITS float32; Kokoro int8 convolutions on CPU, float32 on GPUs), "
         "float32, bfloat16 (GPUs), int8 (Kokoro on CPU)",
     )
+    vits_runtime: Literal["auto", "torch", "onnxruntime"] = Field(
+        "auto",
+        description="who runs VITS voices: auto (the voice's graph on onnxruntime on CPU in float32, "
+        "faster there than PyTorch; our PyTorch modules on GPUs), torch, onnxruntime (CPU only)",
+    )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: str | None = Field(None, validation_alias="MODEL_URL")
 

@@ -85,7 +85,7 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
     def loader(voice: Any) -> Any:
         return load_engine(
             voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir,
-            dtype=settings.engine_dtype, fetch=fetch,
+            dtype=settings.engine_dtype, fetch=fetch, vits_runtime=settings.vits_runtime,
         )
 
     return Synthesizer(loader)

@@ -21,3 +21,13 @@ def test_prod_refuses_weak_admin_tokens(token: str | None) -> None:
 
 def test_prod_accepts_a_real_admin_token() -> None:
     assert Settings(env="prod", admin_token="x" * 32).env == "prod"
+
+
+def test_vits_runtime_defaults_to_auto_and_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LECTOR_VITS_RUNTIME", raising=False)
+    assert Settings().vits_runtime == "auto"
+    monkeypatch.setenv("LECTOR_VITS_RUNTIME", "torch")
+    assert Settings().vits_runtime == "torch"
+    monkeypatch.setenv("LECTOR_VITS_RUNTIME", "tensorrt")
+    with pytest.raises(ValidationError):
+        Settings()
