@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     )
     model_window_ms: float = 5.0
     model_max_batch: int = 16
+    # The same batcher in the API and worker processes, for neural voices run in-process.
+    engine_batching: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="gather concurrent sentences of in-process neural voices into shared forward passes "
+        "(window model_window_ms, at most model_max_batch sentences): auto is on for GPUs, off on CPU",
+    )
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:

@@ -6,7 +6,8 @@ orchestrator restarts the container). ``GET /readyz`` answers 200 only after the
 (kernel selection, the phonemizer's first call); until then it is 503 and ``/invocations``
 refuses with 503 too. Loading runs in the background so liveness answers during the warm-up.
 
-The request and response format is in ``wire.py``; batching across requests in ``batcher.py``.
+The request and response format is in ``wire.py``; batching across requests in ``speech.batcher``
+(shared with the in-process engines of a GPU host).
 A request naming a voice this service does not serve is refused (400, with ``voice`` and
 ``served`` in the body so a caller can tell it from a malformed request): answering with another
 voice would be a silent substitution the caller cannot detect.
@@ -31,10 +32,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from speech.batcher import Batcher
 from speech.engines.base import Engine
 from speech.types import SynthesisOptions
 from workers.model_server import wire
-from workers.model_server.batcher import Batcher
 
 log = logging.getLogger("lector.model_server")
 

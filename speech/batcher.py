@@ -14,6 +14,10 @@ packs, but ``KokoroEngine`` holds one pack), so a collected batch is split by en
 input kind; each group is one call and counts as one batch. Voice names that share one engine
 (one loaded weights file) share its groups. ``window_ms=0`` with ``max_batch=1`` turns batching
 off.
+
+Shared by the model service (``workers.model_server``, requests on its event loop) and the
+in-process engines of a GPU host (``speech.batched_engine``, calls from request threads), so
+that both batch alike: one batcher, not two copies.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from speech.engines.base import Engine
 from speech.types import AudioChunk, SynthesisOptions
 
-log = logging.getLogger("lector.model_server")
+log = logging.getLogger("lector.batcher")
 
 
 @dataclass(slots=True)
@@ -132,12 +136,15 @@ class Batcher:
         return futures
 
     async def run_direct(
-        self, sentences: Sequence[str], options: SynthesisOptions, engine: Engine | None = None
+        self, sentences: Sequence[str], options: SynthesisOptions, engine: Engine | None = None, *, ipa: bool = False
     ) -> list[AudioChunk]:
-        """One engine call on the inference thread, outside the queue (the warm-up)."""
+        """One engine call on the inference thread, outside the queue (the warm-up, and calls
+        already as large as a batch: a window would only delay them)."""
         loop = asyncio.get_running_loop()
-        run = (engine or self.engine).synthesize
-        return await loop.run_in_executor(self._executor, run, list(sentences), options)
+        target = engine or self.engine
+        run = target.synthesize_phonemes if ipa else target.synthesize  # type: ignore[attr-defined]
+        chunks: list[AudioChunk] = await loop.run_in_executor(self._executor, run, list(sentences), options)
+        return chunks
 
     async def _collect(self) -> None:
         assert self._queue is not None
