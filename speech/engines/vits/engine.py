@@ -6,6 +6,10 @@ padded encoder pass and packed decoder groups, on CPU sentences and decoder wind
 over worker threads. Each item's audio is cut to its own predicted length and is exactly what
 the item gives alone (at zero noise, to float rounding). Word timings come from the predicted
 durations (``timing.py``).
+
+With ``runtime="onnxruntime"`` (lector's CPU default through ``LECTOR_VITS_RUNTIME=auto``) the
+network is the voice's own graph on onnxruntime instead (``onnx_runtime.py``: faster on CPU);
+the phonemes, batches, word timings and the engine's API stay the same.
 """
 
 from __future__ import annotations
