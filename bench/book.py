@@ -178,6 +178,9 @@ def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = COR
         engine.dispose()
 
     engine_s = synthesizer.seconds
+    from bench.machine import describe
+
+    print(describe(str(engine_device), settings.engine_dtype))
     print(f"device {engine_device}; format {fmt}; job {status}; {settings.job_batch_chars} characters a task, "
           f"{settings.synth_group_chars} an engine call; assembly on {workers} "
           f"{'processes' if parallel.uses_processes(workers) else 'threads'}")
@@ -243,6 +246,9 @@ def run_synthetic(hours: float, fmt: str) -> None:
         size = rendered.audio.stat().st_size
     peak = _rss_mb()
     children = _children_rss_mb()
+    from bench.machine import describe
+
+    print(describe("cpu", "n/a (assembly only)"))
     print(f"synthetic book: {count} chunks of {seconds:.0f} s at {rate} Hz, {len(chapters)} chapters, format {fmt}, "
           f"{workers} assembly {'processes' if parallel.uses_processes(workers) else 'threads'}")
     print(f"audio {rendered.duration_s / 3600:.2f} h; file {size / 1e6:.0f} MB; render {rendered_s:.1f} s, "

@@ -55,6 +55,7 @@ def main() -> None:
     import torch
 
     from bench.engine import SENTENCES
+    from bench.machine import describe
     from scheduler.chapters import sections_for
     from scheduler.planning import split
     from speech.engines.vits import VitsEngine
@@ -78,6 +79,7 @@ def main() -> None:
         f"{len(calls)} engine calls of <= {args.call_chars} characters; planning and text preparation "
         f"{planned:.2f} s"
     )
+    print(describe(str(engine.device), args.dtype))
     print(f"engine on {name} ({args.dtype}), torch {torch.__version__}, {args.concurrency} call(s) in flight")
 
     def run(call: list[str]) -> float:

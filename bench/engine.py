@@ -1,6 +1,6 @@
 """Engine benchmark: lector's PyTorch VITS against Piper's own runtime on the same voice and text.
 
-    python -m bench.engine [--quick] [--device cpu|cuda] [--dtype float32|bfloat16]
+    python -m bench.engine [--quick] [--device cpu|cuda] [--dtype float32|bfloat16] [--runtime auto|torch|onnxruntime]
     python -m bench.engine --engine kokoro [--quick] [--device cpu|cuda] [--dtype auto|float32|int8|bfloat16]
 
 ``--engine kokoro`` runs ``bench.engine_kokoro`` (Kokoro against onnxruntime on its int8 graph).
@@ -12,13 +12,20 @@ lector runs once sentence by sentence (batch 1) and once with all sentences in o
 best round, so other load on the machine skews them alike.
 RTF = synthesis seconds / audio seconds.
 
+``--runtime`` is the VITS engine's runtime as ``LECTOR_VITS_RUNTIME`` sets it (default auto:
+the voice's graph on onnxruntime on CPU in float32, our PyTorch modules on GPUs). "lector" is
+the engine as lector serves it; on CPU a further run, "lector torch, batched", times our
+PyTorch modules, so that the bench shows both and why the choice is made.
+
 ``--device cuda`` runs lector's engine on the GPU; onnxruntime stays the reference, on its CUDA
 provider where the installed onnxruntime has one, else on the CPU (the provider is printed).
 On cuda a fourth run times the 64 sentences in one ``synthesize`` call (batch 64), with the
 phonemizer's word cache emptied first so that phonemization is counted in full; on cpu the
 batched run over all 64 sentences is that same call, so its figure is reused (``--quick``:
 not measured). The last line is
-``RESULT rtf_lector=<batched> rtf_onnxruntime=<y> ratio=<x/y> realtime_x_batch64=<audio s / wall s>``.
+``RESULT rtf_lector=<batched> rtf_onnxruntime=<y> ratio=<x/y> realtime_x_batch64=<audio s / wall s>
+runtime=<lector's runtime> rtf_lector_torch=<PyTorch batched, or n/a>``, after a ``MACHINE`` line
+(``bench.machine``).
 """
 
 from __future__ import annotations
@@ -118,6 +125,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where lector's engine runs")
     parser.add_argument(
+        "--runtime",
+        default="auto",
+        choices=["auto", "torch", "onnxruntime"],
+        help="VITS runtime (auto: onnxruntime on CPU in float32, PyTorch otherwise)",
+    )
+    parser.add_argument(
         "--token-budget", type=int, default=None, help="padded ids per forward pass (engine's default)"
     )
     parser.add_argument(
@@ -152,28 +165,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     import onnxruntime
     import torch
 
+    from bench.machine import describe
     from speech.engines.vits import VitsEngine
-    from speech.engines.vits.engine import default_voice_paths
+    from speech.engines.vits.engine import default_voice_paths, resolve_runtime
     from speech.text.phonemize import EspeakPhonemizer
 
     model_path, config_path = default_voice_paths()
-    engine = VitsEngine.load(
-        model_path,
-        config_path,
-        device=args.device,
-        threads=args.threads,
-        dtype=args.dtype,
-        token_budget=args.token_budget,
-        max_batch=args.max_batch,
-    )
+    runtime = resolve_runtime(args.runtime, args.device, args.dtype)
+
+    def load(runtime: str) -> VitsEngine:
+        return VitsEngine.load(
+            model_path,
+            config_path,
+            device=args.device,
+            threads=args.threads,
+            dtype=args.dtype,
+            token_budget=args.token_budget,
+            max_batch=args.max_batch,
+            runtime=runtime,
+        )
+
+    engine = load(runtime)
+    # On CPU with onnxruntime chosen, our PyTorch modules are timed too (the road not taken).
+    torch_engine = load("torch") if runtime != "torch" else None
     session = onnxruntime_session(str(model_path), args.threads, args.device)
     phonemizer = EspeakPhonemizer()
     config = engine.config
     scales = np.array([config.noise_scale, config.length_scale, config.noise_w], dtype=np.float32)
     rate = engine.sample_rate
+    print(describe(args.device, args.dtype))
     print(
         f"{len(sentences)} sentences, {sum(map(len, sentences))} characters; {args.threads} threads; "
-        f"torch {torch.__version__} ({args.dtype}), onnxruntime {onnxruntime.__version__}"
+        f"torch {torch.__version__} ({args.dtype}), onnxruntime {onnxruntime.__version__}; "
+        f"lector's VITS runtime: {runtime}"
     )
     if args.device == "cuda":
         print(
@@ -203,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     def lector_batched(texts: Sequence[str]) -> float:
         return sum(chunk.duration for chunk in engine.synthesize(list(texts)))
 
+    def lector_torch_batched(texts: Sequence[str]) -> float:
+        assert torch_engine is not None
+        return sum(chunk.duration for chunk in torch_engine.synthesize(list(texts)))
+
     def lector_batch64(_: Sequence[str]) -> float:
         # Always the 64 sentences in one call, whatever --quick chose; the word cache is emptied
         # so that each round phonemizes every word again.
@@ -212,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     onnxruntime_run(WARMUP)
     lector_single(WARMUP)
     lector_batched(WARMUP)
+    if torch_engine is not None:
+        lector_torch_batched(WARMUP)
 
     # Rounds alternate the runs so that load from other processes hits them alike; each run
     # keeps its best round.
@@ -220,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "lector, batch 1": lector_single,
         "lector, batched": lector_batched,
     }
+    if torch_engine is not None:
+        runs["lector torch, batched"] = lector_torch_batched
     if args.device == "cuda":
         lector_batch64(SENTENCES)  # warm-up at the measured shapes (kernels, allocator)
         runs["lector, batch 64 (one call)"] = lector_batch64
@@ -251,13 +283,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"ratio lector / onnxruntime: batch 1 {rtf_single / rtf_ort:.3f}, batched {rtf_batched / rtf_ort:.3f}"
     )
-    print(f"peak RSS {peak_mb:.0f} MB (one process holding both runtimes)")
+    rtf_torch = best.get("lector torch, batched")
+    if rtf_torch is not None:
+        print(f"lector torch batched {rtf_torch:.4f}: ratio to onnxruntime {rtf_torch / rtf_ort:.3f}")
+    print(f"peak RSS {peak_mb:.0f} MB (one process holding every runtime)")
     if batch64 != "n/a":
         audio64 = audio_of.get("lector, batch 64 (one call)", audio_of["lector, batched"])
         print(f"batch 64 (one call, {audio64:.1f} s of audio): {batch64}x realtime")
     print(
         f"RESULT rtf_lector={rtf_batched:.4f} rtf_onnxruntime={rtf_ort:.4f} ratio={rtf_batched / rtf_ort:.3f} "
-        f"realtime_x_batch64={batch64}"
+        f"realtime_x_batch64={batch64} runtime={runtime} "
+        f"rtf_lector_torch={'n/a' if rtf_torch is None else f'{rtf_torch:.4f}'}"
     )
 
 

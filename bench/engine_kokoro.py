@@ -15,24 +15,13 @@ sentences in one call (batch 64). The last line is
 from __future__ import annotations
 
 import argparse
-import platform
 import resource
 from collections.abc import Sequence
 
 import numpy as np
 
+from bench.machine import cpu_model, describe
 from bench.rounds import alternate, onnxruntime_session
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequence[str]) -> None:
@@ -63,6 +52,7 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
     phonemizer = KokoroPhonemizer("en", "en-us")
     kernels = "compiled" if resolve_compile(compile_kernels, args.device) else "eager"
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    print(describe(args.device, dtype))
     print(
         f"{len(sentences)} sentences, {sum(map(len, sentences))} characters; device {device_name}; "
         f"CPU {cpu_model()}; {args.threads} threads; lector {dtype} (batch {engine.max_batch}, "

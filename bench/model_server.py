@@ -136,6 +136,9 @@ def main() -> None:
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
     engine = VitsEngine.load_default(device=device, threads=args.threads)
     levels = [int(n) for n in args.levels.split(",")]
+    from bench.machine import describe
+
+    print(describe(device, "float32"))
     print(f"voice joe on {device} ({os.cpu_count()} cores, torch threads {torch.get_num_threads()}); "
           f"batching: window {args.window_ms} ms, max batch {args.max_batch}")
     print(f"{'mode':<4} {'conc':>4} {'reqs':>5} {'req/s':>7} {'audio s/s':>9} {'p50 ms':>8} {'p95 ms':>8} "

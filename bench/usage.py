@@ -308,6 +308,9 @@ def main() -> None:
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     url = make_url(server).set(database=name).render_as_string(hide_password=False)
+    from bench.machine import describe
+
+    print(describe("cpu", "n/a (database bench)"))
     print(f"bench database {name}; {args.rows:,} rows, {args.mix} mix")
     try:
         began = time.perf_counter()

@@ -55,6 +55,11 @@ class Settings(BaseSettings):
         description="neural precision: auto (VITS float32; Kokoro int8 convolutions on CPU, float32 on GPUs), "
         "float32, bfloat16 (GPUs), int8 (Kokoro on CPU)",
     )
+    vits_runtime: Literal["auto", "torch", "onnxruntime"] = Field(
+        "auto",
+        description="who runs VITS voices: auto (the voice's graph on onnxruntime on CPU in float32, "
+        "faster there than PyTorch; our PyTorch modules on GPUs), torch, onnxruntime (CPU only)",
+    )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: str | None = Field(None, validation_alias="MODEL_URL")
     engine_slots: int = Field(
@@ -106,6 +111,12 @@ class Settings(BaseSettings):
     )
     model_window_ms: float = 5.0
     model_max_batch: int = 16
+    # The same batcher in the API and worker processes, for neural voices run in-process.
+    engine_batching: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="gather concurrent sentences of in-process neural voices into shared forward passes "
+        "(window model_window_ms, at most model_max_batch sentences): auto is on for GPUs, off on CPU",
+    )
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:

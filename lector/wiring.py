@@ -82,14 +82,23 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
 
     fetch = object_fetcher(lambda: build_object_store(settings), settings.data_dir / "voices")
 
+    batching = settings.engine_batching == "on" or (
+        settings.engine_batching == "auto" and device.startswith("cuda")
+    )
+
     def loader(voice: Any) -> Any:
         from lector.engine_metrics import instrument
 
         engine = load_engine(
             voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir,
-            dtype=settings.engine_dtype, fetch=fetch,
+            dtype=settings.engine_dtype, fetch=fetch, vits_runtime=settings.vits_runtime,
         )
         # formant voices run on the CPU whatever the device setting
-        return instrument(engine, kind=str(voice.engine), device=device if voice.engine != "espeak" else "cpu")
+        engine = instrument(engine, kind=str(voice.engine), device=device if voice.engine != "espeak" else "cpu")
+        if batching and voice.engine != "espeak":  # the formant voices are cheap, on the CPU
+            from speech.batched_engine import BatchedEngine
+
+            return BatchedEngine(engine, window_ms=settings.model_window_ms, max_batch=settings.model_max_batch)
+        return engine
 
     return Synthesizer(loader)

@@ -7,6 +7,7 @@ voice through the catalog first, so an unknown voice is an error, never a silent
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -89,13 +90,21 @@ class Synthesizer:
                 self._run_locks[key] = threading.Lock()
             return engine
 
+    def _run_lock(self, voice: Any, engine: Engine) -> contextlib.AbstractContextManager[Any]:
+        """The voice's one-at-a-time lock; none for an engine that gathers concurrent calls into
+        shared forward passes itself (``speech.batched_engine``): holding callers back would
+        leave it nothing to gather."""
+        if getattr(engine, "batches_calls", False):
+            return contextlib.nullcontext()
+        return self._run_locks[voice.key]
+
     def synthesize(
         self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         """All sentences in one call, batched by the engine (the batch path)."""
         engine = self.engine(voice)
         options = SynthesisOptions(length_scale=(controls or Controls()).length_scale())
-        with self._run_locks[voice.key]:
+        with self._run_lock(voice, engine):
             return engine.synthesize(list(sentences), options)
 
     def stream(
@@ -127,7 +136,7 @@ class Synthesizer:
         if speak is None:
             raise PhonemesNotSupported(getattr(voice, "speaker", str(voice.key)))
         options = SynthesisOptions(length_scale=(controls or Controls()).length_scale())
-        with self._run_locks[voice.key]:
+        with self._run_lock(voice, engine):
             return speak(list(phoneme_strings), options)  # type: ignore[no-any-return]
 
     def speaks_phonemes(self, voice: Any) -> bool:

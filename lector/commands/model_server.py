@@ -69,7 +69,8 @@ def engine_factories(settings: Settings, spec: str) -> dict[str, Callable[[], En
     def loader(voice: Any) -> Callable[[], Engine]:
         def load() -> Engine:
             if not synthesizer:
-                synthesizer.append(build_synthesizer(settings))
+                # The service batches with its own Batcher: engines must not batch a second time.
+                synthesizer.append(build_synthesizer(settings.model_copy(update={"engine_batching": "off"})))
             engine: Engine = synthesizer[0].engine(voice)
             return engine
 

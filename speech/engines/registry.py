@@ -54,14 +54,23 @@ def voice_files(weights: str, fetch: Fetch | None = None) -> tuple[Path, Path]:
 
 
 def _vits(
-    voice: Any, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None
+    voice: Any,
+    *,
+    device: str,
+    threads: int,
+    cache_dir: Path | None,
+    dtype: str,
+    fetch: Fetch | None,
+    vits_runtime: str = "auto",
 ) -> Engine:
     from speech.engines.vits import VitsEngine
 
     model, config = voice_files(voice.weights, fetch)
     # VITS has no int8 path: "auto" and "int8" (Kokoro's CPU precision) mean float32 here.
     dtype = "float32" if dtype in ("auto", "int8") else dtype
-    return VitsEngine.load(model, config, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype)
+    return VitsEngine.load(
+        model, config, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, runtime=vits_runtime
+    )
 
 
 def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
@@ -126,8 +135,12 @@ def load_engine(
     cache_dir: Path | None = None,
     dtype: str = "float32",
     fetch: Fetch | None = None,
+    vits_runtime: str = "auto",
 ) -> Engine:
-    """The engine for ``voice``; ``dtype`` is the neural decoder's precision ("bfloat16" on GPUs)."""
+    """The engine for ``voice``; ``dtype`` is the neural decoder's precision ("bfloat16" on GPUs);
+    ``vits_runtime`` who runs a VITS voice (``VitsEngine.load``'s ``runtime``: auto is
+    onnxruntime on CPU in float32, our PyTorch modules otherwise)."""
+    extra = {"vits_runtime": vits_runtime} if voice.engine == "vits" else {}
     return LOADERS[voice.engine](
-        voice, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, fetch=fetch
+        voice, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, fetch=fetch, **extra
     )

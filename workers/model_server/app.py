@@ -6,7 +6,8 @@ orchestrator restarts the container). ``GET /readyz`` answers 200 only after the
 (kernel selection, the phonemizer's first call); until then it is 503 and ``/invocations``
 refuses with 503 too. Loading runs in the background so liveness answers during the warm-up.
 
-The request and response format is in ``wire.py``; batching across requests in ``batcher.py``.
+The request and response format is in ``wire.py``; batching across requests in ``speech.batcher``
+(shared with the in-process engines of a GPU host).
 A request naming a voice this service does not serve is refused (400, with ``voice`` and
 ``served`` in the body so a caller can tell it from a malformed request): answering with another
 voice would be a silent substitution the caller cannot detect.
@@ -32,10 +33,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from speech import wire
+from speech.batcher import Batcher
 from speech.engines.base import Engine
 from speech.types import SynthesisOptions
-from workers.model_server.batcher import Batcher
-from workers.model_server.metrics import metrics_response
+from workers.model_server.metrics import MODEL_BATCH_SIZE, metrics_response
 
 log = logging.getLogger("lector.model_server")
 
@@ -83,10 +84,13 @@ def create_model_app(
         try:
             if factories:
                 engines = {name: await asyncio.to_thread(factory) for name, factory in factories.items()}
-                batcher = Batcher(engines, window_ms=window_ms, max_batch=max_batch)
+                batcher = Batcher(engines, window_ms=window_ms, max_batch=max_batch, observe=MODEL_BATCH_SIZE.observe)
             else:
                 assert engine_factory is not None
-                batcher = Batcher(await asyncio.to_thread(engine_factory), window_ms=window_ms, max_batch=max_batch)
+                batcher = Batcher(
+                    await asyncio.to_thread(engine_factory), window_ms=window_ms, max_batch=max_batch,
+                    observe=MODEL_BATCH_SIZE.observe,
+                )
                 engines = {}
             batcher.start()
             state.batcher = batcher
@@ -163,7 +167,7 @@ def create_model_app(
             return _error(400, "body must be {\"text\": \"...\", \"voice\": \"...\" (optional)}")
         engine = state.batcher.engine_for(name)
         if engine is None:
-            return not_served(name)
+            return not_served(name or "")
         phonemes = await asyncio.to_thread(engine.phonemize, text)
         return JSONResponse({"phonemes": phonemes})
 

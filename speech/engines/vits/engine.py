@@ -6,6 +6,10 @@ padded encoder pass and packed decoder groups, on CPU sentences and decoder wind
 over worker threads. Each item's audio is cut to its own predicted length and is exactly what
 the item gives alone (at zero noise, to float rounding). Word timings come from the predicted
 durations (``timing.py``).
+
+With ``runtime="onnxruntime"`` (lector's CPU default through ``LECTOR_VITS_RUNTIME=auto``) the
+network is the voice's own graph on onnxruntime instead (``onnx_runtime.py``: faster on CPU);
+the phonemes, batches, word timings and the engine's API stay the same.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from speech.engines.base import engine_errors
 from speech.engines.timing import word_timings
 from speech.engines.vits.config import ModelShape, VoiceConfig
 from speech.engines.vits.model import VitsModel
+from speech.engines.vits.onnx_runtime import OnnxVitsModel
 from speech.engines.vits.onnx_weights import load_voice_weights
 from speech.errors import EngineError
 from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
@@ -41,6 +46,10 @@ GPU_MAX_BATCH = 64
 # Frames per decoder pass. On CPU the products are large enough item by item, so groups only
 # gather short sentences (and bound memory); on GPU large groups keep the device busy.
 DECODER_FRAMES = {"cpu": 1024, "cuda": 16384}
+# Who runs the network: our PyTorch modules, or the voice's own graph on onnxruntime (CPU only,
+# float32; see ``onnx_runtime.py`` for why it is the faster CPU path). "auto": onnxruntime on
+# CPU in float32, else PyTorch.
+RUNTIMES = ("auto", "torch", "onnxruntime")
 _DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -68,12 +77,25 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def resolve_runtime(runtime: str, device: str, dtype: str = "float32") -> str:
+    """``runtime`` made concrete: "auto" is onnxruntime on CPU in float32 (the faster CPU
+    path), else torch; onnxruntime runs on CPU in float32 only."""
+    if runtime not in RUNTIMES:
+        raise EngineError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
+    on_cpu = torch.device(device).type == "cpu" and dtype == "float32"
+    if runtime == "auto":
+        return "onnxruntime" if on_cpu else "torch"
+    if runtime == "onnxruntime" and not on_cpu:
+        raise EngineError("the onnxruntime runtime runs VITS on CPU in float32 only")
+    return runtime
+
+
 class VitsEngine:
     """A loaded voice. Build it with ``load``; calls may come from any thread (one runs at a time)."""
 
     def __init__(
         self,
-        model: VitsModel,
+        model: VitsModel | OnnxVitsModel,
         config: VoiceConfig,
         *,
         device: torch.device,
@@ -89,6 +111,7 @@ class VitsEngine:
         self.token_budget = token_budget
         self.max_batch = max_batch
         self.workers = workers
+        self.runtime = "onnxruntime" if isinstance(model, OnnxVitsModel) else "torch"
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="vits") if workers > 1 else None
         self._lock = threading.Lock()
 
@@ -106,6 +129,7 @@ class VitsEngine:
         max_batch: int | None = None,
         decoder_frames: int | None = None,
         phonemizer: EspeakPhonemizer | None = None,
+        runtime: str = "torch",
     ) -> VitsEngine:
         """Read a Piper voice (``.onnx`` and ``.onnx.json``; the config defaults to the model path
         plus ``.json``) into our modules on ``device`` ("cpu" or "cuda[:n]").
@@ -119,9 +143,13 @@ class VitsEngine:
         ``cache_dir`` keeps the converted weights as safetensors keyed by the file's sha256.
         ``token_budget`` and ``max_batch`` bound a forward pass (padded ids, sentences) and
         ``decoder_frames`` a decoder pass; each defaults by device type (larger on GPU).
+        ``runtime`` "onnxruntime" runs the voice's own graph on CPU instead of our modules
+        (``self.model`` is then an ``OnnxVitsModel``; same chunks, same word timings);
+        "auto" picks it on CPU in float32 (see ``resolve_runtime``).
         """
         if dtype not in _DTYPES:
             raise EngineError(f"dtype must be one of {sorted(_DTYPES)}, not {dtype!r}")
+        runtime = resolve_runtime(runtime, device, dtype)
         config_path = Path(config_path) if config_path is not None else Path(f"{model_path}.json")
         config = VoiceConfig.load(config_path)
         workers = 1
@@ -134,11 +162,16 @@ class VitsEngine:
             target = torch.device(device)
             if target.type == "cuda" and not torch.cuda.is_available():
                 raise EngineError("device 'cuda' requested but CUDA is not available")
-            model = VitsModel(ModelShape(n_vocab=config.num_symbols))
-            load_voice_weights(model, model_path, cache_dir=cache_dir)
-            model.eval().to(target)
-            model.set_decoder_dtype(_DTYPES[dtype])
-            model.decoder_frames = decoder_frames or DECODER_FRAMES.get(target.type, DECODER_FRAMES["cpu"])
+            shape = ModelShape(n_vocab=config.num_symbols)
+            model: VitsModel | OnnxVitsModel
+            if runtime == "onnxruntime":
+                model = OnnxVitsModel(model_path, workers=workers, hop_length=shape.hop_length)
+            else:
+                model = VitsModel(shape)
+                load_voice_weights(model, model_path, cache_dir=cache_dir)
+                model.eval().to(target)
+                model.set_decoder_dtype(_DTYPES[dtype])
+                model.decoder_frames = decoder_frames or DECODER_FRAMES.get(target.type, DECODER_FRAMES["cpu"])
         return cls(
             model,
             config,

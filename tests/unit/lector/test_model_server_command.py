@@ -22,3 +22,16 @@ def test_voice_specs() -> None:
         find_voices(catalog, "joe,nobody")
     with pytest.raises(typer.BadParameter):
         find_voices(catalog, " , ")
+
+
+def test_the_model_service_engines_do_not_batch_twice(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The service's own Batcher gathers requests; an engine behind a second one (as in-process
+    voices have with LECTOR_ENGINE_BATCHING=on) would hold each batch for a second window."""
+    from lector.commands.model_server import engine_factories
+    from lector.settings import Settings
+    from speech.batched_engine import BatchedEngine
+    from speech.engines.vits import VitsEngine
+
+    settings = Settings(data_dir=tmp_path, device="cpu", torch_threads=1, engine_batching="on")
+    engine = engine_factories(settings, "joe")["joe"]()
+    assert isinstance(engine, VitsEngine) and not isinstance(engine, BatchedEngine)

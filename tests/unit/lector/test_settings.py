@@ -36,3 +36,13 @@ def test_the_jobs_client_reads_its_url_key_and_data_dir_through_client_settings(
     assert client.api_url == "https://api.example.com"
     assert client.api_key is not None and client.api_key.get_secret_value() == "k-123"
     assert client.data_dir == tmp_path
+
+
+def test_vits_runtime_defaults_to_auto_and_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LECTOR_VITS_RUNTIME", raising=False)
+    assert Settings().vits_runtime == "auto"
+    monkeypatch.setenv("LECTOR_VITS_RUNTIME", "torch")
+    assert Settings().vits_runtime == "torch"
+    monkeypatch.setenv("LECTOR_VITS_RUNTIME", "tensorrt")
+    with pytest.raises(ValidationError):
+        Settings()

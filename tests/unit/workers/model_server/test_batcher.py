@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from speech.batcher import Batcher
 from speech.types import SynthesisOptions
 from tests.support.fake_engine import ToneEngine
-from workers.model_server.batcher import Batcher
 
 
 async def _run(batcher: Batcher, sentences: list[str], options: SynthesisOptions | None = None) -> list[int]:

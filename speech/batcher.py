@@ -14,6 +14,10 @@ packs, but ``KokoroEngine`` holds one pack), so a collected batch is split by en
 input kind; each group is one call and counts as one batch. Voice names that share one engine
 (one loaded weights file) share its groups. ``window_ms=0`` with ``max_batch=1`` turns batching
 off.
+
+Shared by the model service (``workers.model_server``, requests on its event loop) and the
+in-process engines of a GPU host (``speech.batched_engine``, calls from request threads), so
+that both batch alike: one batcher, not two copies.
 """
 
 from __future__ import annotations
@@ -22,15 +26,14 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from speech.engines.base import Engine
 from speech.types import AudioChunk, SynthesisOptions
-from workers.model_server.metrics import MODEL_BATCH_SIZE
 
-log = logging.getLogger("lector.model_server")
+log = logging.getLogger("lector.batcher")
 
 
 @dataclass(slots=True)
@@ -41,13 +44,15 @@ class BatchStats:
     items: int = 0  # sentences run
     largest: int = 0
     recent_sizes: deque[int] = field(default_factory=lambda: deque(maxlen=4096))
+    observe: Callable[[int], None] | None = None  # a metric of batch sizes (the model service's)
 
     def record(self, size: int) -> None:
         self.batches += 1
         self.items += size
         self.largest = max(self.largest, size)
         self.recent_sizes.append(size)
-        MODEL_BATCH_SIZE.observe(size)
+        if self.observe is not None:
+            self.observe(size)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -73,7 +78,12 @@ class Batcher:
     is the default, for requests that name no voice)."""
 
     def __init__(
-        self, engine: Engine | Mapping[str, Engine], *, window_ms: float = 5.0, max_batch: int = 16
+        self,
+        engine: Engine | Mapping[str, Engine],
+        *,
+        window_ms: float = 5.0,
+        max_batch: int = 16,
+        observe: Callable[[int], None] | None = None,
     ) -> None:
         if max_batch < 1 or window_ms < 0:
             raise ValueError("max_batch must be at least 1 and window_ms not negative")
@@ -86,7 +96,7 @@ class Batcher:
         self.engine: Engine = engine
         self.window = window_ms / 1000.0
         self.max_batch = max_batch
-        self.stats = BatchStats()
+        self.stats = BatchStats(observe=observe)
         self._queue: asyncio.Queue[_Item] | None = None
         self._task: asyncio.Task[None] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inference")
@@ -134,12 +144,15 @@ class Batcher:
         return futures
 
     async def run_direct(
-        self, sentences: Sequence[str], options: SynthesisOptions, engine: Engine | None = None
+        self, sentences: Sequence[str], options: SynthesisOptions, engine: Engine | None = None, *, ipa: bool = False
     ) -> list[AudioChunk]:
-        """One engine call on the inference thread, outside the queue (the warm-up)."""
+        """One engine call on the inference thread, outside the queue (the warm-up, and calls
+        already as large as a batch: a window would only delay them)."""
         loop = asyncio.get_running_loop()
-        run = (engine or self.engine).synthesize
-        return await loop.run_in_executor(self._executor, run, list(sentences), options)
+        target = engine or self.engine
+        run = target.synthesize_phonemes if ipa else target.synthesize  # type: ignore[attr-defined]
+        chunks: list[AudioChunk] = await loop.run_in_executor(self._executor, run, list(sentences), options)
+        return chunks
 
     async def _collect(self) -> None:
         assert self._queue is not None

@@ -1,0 +1,97 @@
+"""The VITS engine's CPU runtime: the voice's own graph on onnxruntime, behind the same API.
+
+At zero noise it must give the PyTorch modules' samples and word timings (both are the same
+network), lone sentences and parallel batches alike; "auto" must pick it on CPU in float32
+only; the registry and the setting must reach it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from speech.engines.registry import load_engine
+from speech.engines.vits import VitsEngine
+from speech.engines.vits.engine import resolve_runtime
+from speech.engines.vits.onnx_runtime import OnnxVitsModel
+from speech.errors import EngineError, WeightsError
+from speech.types import SynthesisOptions
+
+ZERO_NOISE = SynthesisOptions(noise_scale=0.0, noise_w=0.0)
+SENTENCES = [
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
+    "must be in want of a wife.",
+    "Hello there!",
+    "",
+    "However little known the feelings or views of such a man may be on his first entering a neighbourhood?",
+    "Yes.",
+]
+
+
+@pytest.fixture(scope="module")
+def ort_engine(joe_paths: tuple[Path, Path]) -> VitsEngine:
+    engine = VitsEngine.load(*joe_paths, device="cpu", threads=2, runtime="onnxruntime")
+    assert isinstance(engine.model, OnnxVitsModel) and engine.runtime == "onnxruntime"
+    return engine
+
+
+@pytest.mark.parametrize("sentences", [SENTENCES, SENTENCES[1:2]], ids=["parallel batch", "lone sentence"])
+def test_onnxruntime_gives_the_pytorch_samples_and_timings(
+    vits_engine: VitsEngine, ort_engine: VitsEngine, sentences: list[str]
+) -> None:
+    assert vits_engine.runtime == "torch"
+    ours = vits_engine.synthesize(sentences, ZERO_NOISE)
+    theirs = ort_engine.synthesize(sentences, ZERO_NOISE)
+    assert len(theirs) == len(sentences)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.text == b.text
+        assert a.samples.shape == b.samples.shape
+        if a.samples.size:
+            assert float(np.abs(a.samples - b.samples).max()) < 1e-3
+            assert float(np.abs(b.samples).max()) > 0.05  # speech, not silence
+        assert [w.word for w in a.words] == [w.word for w in b.words]
+        assert np.allclose([(w.start, w.end) for w in a.words], [(w.start, w.end) for w in b.words])
+    assert all(chunk.samples.size == 0 for chunk, text in zip(theirs, sentences, strict=True) if not text)
+
+
+def test_onnxruntime_honours_length_scale_and_noise(ort_engine: VitsEngine) -> None:
+    plain = ort_engine.synthesize(["Hello there!"], ZERO_NOISE)[0]
+    slow = ort_engine.synthesize(["Hello there!"], SynthesisOptions(length_scale=1.5, noise_scale=0.0, noise_w=0.0))[0]
+    assert slow.samples.size > plain.samples.size * 1.3
+    noisy = [ort_engine.synthesize(["Hello there!"])[0].samples for _ in range(2)]
+    assert noisy[0].shape != noisy[1].shape or not np.array_equal(noisy[0], noisy[1])
+
+
+def test_auto_is_onnxruntime_on_cpu_in_float32_only() -> None:
+    assert resolve_runtime("auto", "cpu") == "onnxruntime"
+    assert resolve_runtime("auto", "cpu", "bfloat16") == "torch"
+    assert resolve_runtime("auto", "cuda") == "torch"
+    assert resolve_runtime("torch", "cpu") == "torch"
+    with pytest.raises(EngineError, match="CPU in float32 only"):
+        resolve_runtime("onnxruntime", "cuda")
+    with pytest.raises(EngineError, match="runtime must be one of"):
+        resolve_runtime("tensorrt", "cpu")
+
+
+def test_the_registry_passes_the_runtime_setting(joe_paths: tuple[Path, Path]) -> None:
+    voice = SimpleNamespace(engine="vits", weights=str(joe_paths[0]))
+    assert load_engine(voice, device="cpu", threads=1).runtime == "onnxruntime"  # type: ignore[attr-defined]
+    assert load_engine(voice, device="cpu", threads=1, vits_runtime="torch").runtime == "torch"  # type: ignore[attr-defined]
+
+
+def test_a_graph_that_is_not_piper_vits_is_a_weights_error(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "not-vits",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    path = tmp_path / "other.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+    with pytest.raises(WeightsError, match="not a Piper VITS export"):
+        OnnxVitsModel(path, workers=1, hop_length=256)
