@@ -71,8 +71,7 @@ def create_app(
     app.include_router(health.router)
     openapi.install(app)
     app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
-    app.add_middleware(metrics.MetricsMiddleware)  # a 413 from the body cap is counted too
+    app.add_middleware(metrics.MetricsMiddleware)
     app.add_middleware(RequestContextMiddleware)  # outermost: its ids are bound for everything inside
 
     # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
@@ -93,6 +92,8 @@ def create_app(
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
+    # Outermost: a declared length over the cap is answered before anything reads the body.
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
     return app
 
 

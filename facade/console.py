@@ -8,13 +8,14 @@ console's own requests go to this origin only (``connect-src 'self'`` covers ``w
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
-from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC_DIR: Final = Path(__file__).resolve().parent / "console"
 PREFIX: Final = "/console"
@@ -47,9 +48,28 @@ def install(app: FastAPI) -> None:
 
     app.mount(PREFIX, StaticFiles(directory=STATIC_DIR, html=True), name="console")
 
-    @app.middleware("http")
-    async def console_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        response = await call_next(request)
-        if request.url.path == PREFIX or request.url.path.startswith(f"{PREFIX}/"):
-            response.headers.update(SECURITY_HEADERS)
-        return response
+    app.add_middleware(_SecurityHeaders)
+
+
+class _SecurityHeaders:
+    """The console's headers on its own paths. A pure ASGI middleware, not ``@app.middleware``:
+    Starlette's ``BaseHTTPMiddleware`` wraps errors raised while a body is read (the body cap's
+    413, its deadline's 408) in an exception group, which then answers 500."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not (path == PREFIX or path.startswith(f"{PREFIX}/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from facade.auth import db_authenticator
 from facade.deps import Services
+from lector.settings import Settings
 from store.db import create_account, create_key
 from store.db.session import scoped_sessions
 
@@ -24,6 +25,9 @@ def services_with_key(factory: sessionmaker[Session], account: str, **parts: Any
     sessions = sessions_of(factory)
     with sessions() as session:
         key = create_key(session=session, account_id=create_account(session=session, name=account).id)[1]
-    defaults: dict[str, Any] = {"catalog": None, "synthesizer": None, "objects": None, "dispatcher": None, "redis": None}
+    defaults: dict[str, Any] = {
+        "catalog": None, "synthesizer": None, "objects": None, "dispatcher": None, "redis": None,
+        "max_job_chars": Settings.model_fields["max_job_chars"].default,  # the jobs route's limit, as served
+    }
     services = Services(session_factory=sessions, authenticator=db_authenticator(sessions), **{**defaults, **parts})
     return services, key
