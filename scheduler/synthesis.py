@@ -22,6 +22,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from scheduler.objects import chunk_audio_key, chunk_meta_key
+from speech.billing import billed_characters
 from speech.synthesizer import Controls, Synthesizer, prepare
 from speech.types import AudioChunk
 from store.db import jobs as job_repo
@@ -141,7 +142,7 @@ def synthesize_batch(
             marked = job_repo.mark_chunks_done(
                 session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored]
             )
-            billed = {i: (len(text), d) for i, text, d in stored}
+            billed = {i: (billed_characters(text, continues=i > 0), d) for i, text, d in stored}
             usage_repo.record_job_usage(
                 session=session, account_id=account_id, job_id=job_id, model=params["model_id"],
                 speaker=params["speaker"], lang=lang, chunks=[(i, *billed[i]) for i in marked],
