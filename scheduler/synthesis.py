@@ -22,7 +22,6 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from scheduler.objects import chunk_audio_key, chunk_meta_key
-from speech.billing import billed_characters
 from speech.synthesizer import Controls, Synthesizer, prepare
 from speech.types import AudioChunk
 from store.db import jobs as job_repo
@@ -104,7 +103,9 @@ def synthesize_batch(
         params = dict(job.params)
         account_id = job.account_id
         wanted = set(indices)
-        todo = [(c.index, c.text) for c in job_repo.pending_chunks(session=session, job_id=job_id) if c.index in wanted]
+        pending = [c for c in job_repo.pending_chunks(session=session, job_id=job_id) if c.index in wanted]
+        todo = [(c.index, c.text) for c in pending]
+        billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
     voice = catalog.resolve(params["model_id"], params["speaker"], params["lang"])
     controls = Controls(
         time_scale=params.get("time_scale") or 1.0,
@@ -142,10 +143,11 @@ def synthesize_batch(
             marked = job_repo.mark_chunks_done(
                 session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored]
             )
-            billed = {i: (billed_characters(text, continues=i > 0), d) for i, text, d in stored}
+            durations_by_index = {i: d for i, _, d in stored}
             usage_repo.record_job_usage(
                 session=session, account_id=account_id, job_id=job_id, model=params["model_id"],
-                speaker=params["speaker"], lang=lang, chunks=[(i, *billed[i]) for i in marked],
+                speaker=params["speaker"], lang=lang,
+                chunks=[(i, billed_per_chunk[i], durations_by_index[i]) for i in marked],
             )
             produced += len(marked)
     with sessions() as session:
