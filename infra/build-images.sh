@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds every self-hosted image under the seed's names with one date-like tag (YYYY.MM.DD, or
+# Builds the cloud image and every self-hosted image under the seed's names with one date-like tag (YYYY.MM.DD, or
 # TAG=...), and pushes them when PUSH=1:
+#   {registry}/lector:<tag>                 the cloud stack's one image (infra/k8s/cloud, compose)
 #   {registry}/api/service:<tag>            the API service
 #   {registry}/engine/arcana:<tag>          the model service engine (code and engines, no weights)
 #   {registry}/package/arcana/<lang>:<tag>  one language's voices and their weights (ar de en es fr hi)
@@ -19,6 +20,7 @@ DOCKER=${DOCKER:-docker}
 built=()
 build() { local image=$1; shift; "$DOCKER" build -t "$image" "$@" .; built+=("$image"); }
 
+build "$REGISTRY/lector:$TAG" -f infra/docker/Dockerfile
 build "$REGISTRY/api/service:$TAG" -f infra/docker/Dockerfile
 build "$REGISTRY/engine/arcana:$TAG" -f infra/docker/Dockerfile --build-arg WEIGHTS=package
 build "$REGISTRY/mist/v2/en:$TAG" -f infra/docker/Dockerfile

@@ -148,7 +148,7 @@ def test_one_command_builds_every_image_with_one_date_like_tag(tmp_path: Path) -
     tags = {image.rsplit(":", 1)[1] for image in images}
     assert len(tags) == 1 and re.fullmatch(r"\d{4}\.\d{2}\.\d{2}", tags.pop())
     names = {image.rsplit(":", 1)[0].removeprefix("registry.example.com/acme/") for image in images}
-    assert names == {"api/service", "engine/arcana", "mist/v2/en",
+    assert names == {"lector", "api/service", "engine/arcana", "mist/v2/en",
                      *(f"package/arcana/{lang}" for lang in SEED_LANGUAGES),
                      *(f"arcana/v2/{lang}" for lang in SEED_LANGUAGES)}
     calls = (tmp_path / "docker.log").read_text().splitlines()
