@@ -23,8 +23,8 @@ from collections.abc import Callable, Generator
 from datetime import UTC, datetime
 from typing import Any
 
+from facade.billing_metric import CHARACTERS_BILLED
 from facade.deps import Principal, Services
-from facade.metrics import CHARACTERS_BILLED
 from facade.plans import Plan
 from facade.usage_spool import DeadLetters
 from facade.validation import SynthesisRequest

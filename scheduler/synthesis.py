@@ -37,6 +37,8 @@ class BatchResult:
     synthesized: int  # chunks this run produced
     complete: bool  # every chunk of the job is done: time to assemble
     canceled: bool = False
+    billed: int = 0  # characters those chunks billed (their usage rows)
+    model: str = ""  # the job's model, what they were billed under
 
 
 def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
@@ -114,11 +116,11 @@ def synthesize_batch(
     )
     lang = params["lang"]
     normalize_text = params.get("normalize", True)
-    produced = 0
+    produced = billed = 0
     for group in _groups(todo, group_chars):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != "running":
-            return BatchResult(produced, False, canceled=True)
+            return BatchResult(produced, False, canceled=True, billed=billed, model=params["model_id"])
         per_chunk = [prepare(text, lang, normalize_text=normalize_text) for _, text in group]
         flat = [s for sentences in per_chunk for s in sentences]
         audio = synthesizer.synthesize(voice, flat, controls) if flat else []
@@ -150,7 +152,8 @@ def synthesize_batch(
                 chunks=[(i, billed_per_chunk[i], durations_by_index[i]) for i in marked],
             )
             produced += len(marked)
+            billed += sum(billed_per_chunk[i] for i in marked)
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
-    return BatchResult(produced, complete)
+    return BatchResult(produced, complete, billed=billed, model=params["model_id"])
