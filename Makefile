@@ -29,6 +29,7 @@ run: install
 test: install
 	bash infra/swift/install.sh
 	bash infra/browser/install.sh
+	bash infra/apt-install.sh prometheus  # promtool: the alert rules and dashboard queries are checked with it
 	bash infra/test.sh
 
 lint: install

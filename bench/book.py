@@ -184,7 +184,7 @@ def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = COR
     print(f"device {engine_device}; format {fmt}; job {status}; {settings.job_batch_chars} characters a task, "
           f"{settings.synth_group_chars} an engine call; assembly on {workers} "
           f"{'processes' if parallel.uses_processes(workers) else 'threads'}")
-    print(f"characters: {len(text):,} submitted, {billed:,} synthesized, in {chunks} chunks")
+    print(f"characters: {len(text):,} submitted, {billed:,} billed (speech.billing), in {chunks} chunks")
     print(f"audio: {audio_s:.1f} s ({audio_s / 3600:.2f} h); file {size / 1e6:.1f} MB")
     print(
         f"wall: {wall:.1f} s (plan {planned - began:.2f} s, synthesis {synthesized - planned:.1f} s, "

@@ -3,7 +3,7 @@
 Counted where they happen: requests by route template and status (an ASGI middleware, so
 streamed bodies are not buffered), open WebSockets (the same middleware sees the accept and the
 end), time to first byte (``observe_first_byte``, called when the first audio bytes are ready),
-characters billed (``facade.usage.record``). Job states, stalled jobs, queue depth, job
+characters billed (``facade.billing_metric``: streams here, job chunks in the workers). Job states, stalled jobs, queue depth, job
 durations and webhook attempts are read from PostgreSQL and Redis at scrape time
 (``JobCollector``): every worker process writes them there already, so the numbers are the
 whole deployment's and need no multiprocess registry or pushgateway for the Celery workers.
@@ -30,7 +30,6 @@ TIME_TO_FIRST_BYTE = Histogram(
     "lector_time_to_first_byte_seconds", "From the request's arrival to its first audio bytes", ["transport", "format"],
     buckets=(0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2.5, 5, 10),
 )
-CHARACTERS_BILLED = Counter("lector_characters_billed_total", "Characters billed", ["model", "transport"])
 WEBSOCKETS = Gauge("lector_websocket_connections", "Open WebSocket connections")
 JOB_DURATION_BUCKETS = (30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0, 7200.0, 14400.0)
 # What JobCollector exposes (the series names, as dashboards and alert rules use them).

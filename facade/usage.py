@@ -1,8 +1,8 @@
 """Billing a streamed synthesis once it ends.
 
-Characters are the request's own characters (what the customer sent, not our normalised
-expansion). A stream cut short bills the share of sentences that were synthesized; a request
-that produced no audio bills nothing. Self-hosted mode has no database and skips this.
+What a billed character is lives in ``speech.billing`` (one rule for every transport and for
+jobs). A stream cut short bills the share of its sentences that were synthesized; a request that
+produced no audio bills nothing. Self-hosted mode has no database and skips this.
 
 When PostgreSQL cannot take the row (it went away after the request was authenticated), the
 row goes to the outbox: a ``UsageSpool`` on local disk, fsynced before ``record`` returns, that
@@ -23,11 +23,12 @@ from collections.abc import Callable, Generator
 from datetime import UTC, datetime
 from typing import Any
 
+from facade.billing_metric import CHARACTERS_BILLED
 from facade.deps import Principal, Services
-from facade.metrics import CHARACTERS_BILLED
 from facade.plans import Plan
 from facade.usage_spool import DeadLetters
 from facade.validation import SynthesisRequest
+from speech.billing import billed_characters
 from speech.streaming import StreamStats
 from store.errors import DatabaseUnavailable
 
@@ -41,12 +42,16 @@ def close_quietly(stream: Generator[Any, Any, Any]) -> None:
         stream.close()
 
 
-def billed_characters(text_chars: int, done: int, total: int) -> int:
+def billed_share(text: str, done: int, total: int, *, continues: bool = False) -> int:
+    """The text's billed characters (``speech.billing``), or the share of them that ``done`` of
+    ``total`` sentences make when the stream was cut short (at least one: audio went out).
+    ``continues``: a later run of a WebSocket's text, which carries the break before it."""
     if total <= 0 or done <= 0:
         return 0
+    characters = billed_characters(text, continues=continues)
     if done >= total:
-        return text_chars
-    return max(1, round(text_chars * done / total))
+        return characters
+    return max(1, round(characters * done / total))
 
 
 def record(
@@ -58,8 +63,9 @@ def record(
     *,
     transport: str,
     request_id: str,
+    continues: bool = False,
 ) -> None:
-    characters = billed_characters(len(req.text), stats.sentences, len(plan.units))
+    characters = billed_share(req.text, stats.sentences, len(plan.units), continues=continues)
     if characters:
         CHARACTERS_BILLED.labels(plan.requested_model, transport).inc(characters)
     if characters and services.usage_sink is not None:

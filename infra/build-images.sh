@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds every self-hosted image under the seed's names with one date-like tag (YYYY.MM.DD, or
+# Builds the cloud image and every self-hosted image under the seed's names with one date-like tag (YYYY.MM.DD, or
 # TAG=...), and pushes them when PUSH=1:
+#   {registry}/lector:<tag>                 the cloud stack's one image (infra/k8s/cloud, compose)
 #   {registry}/api/service:<tag>            the API service
-#   {registry}/engine/arcana:<tag>          the model service engine (code, engines, weights)
-#   {registry}/package/arcana/<lang>:<tag>  the voices of one language (ar de en es fr hi)
+#   {registry}/engine/arcana:<tag>          the model service engine (code and engines, no weights)
+#   {registry}/package/arcana/<lang>:<tag>  one language's voices and their weights (ar de en es fr hi)
 #   {registry}/arcana/v2/<lang>:<tag>       engine and package in one image
 #   {registry}/mist/v2/en:<tag>             mist, English
 # Usage: REGISTRY=registry.example.com/lector infra/build-images.sh   (make images)
@@ -19,13 +20,14 @@ DOCKER=${DOCKER:-docker}
 built=()
 build() { local image=$1; shift; "$DOCKER" build -t "$image" "$@" .; built+=("$image"); }
 
+build "$REGISTRY/lector:$TAG" -f infra/docker/Dockerfile
 build "$REGISTRY/api/service:$TAG" -f infra/docker/Dockerfile
-build "$REGISTRY/engine/arcana:$TAG" -f infra/docker/Dockerfile
+build "$REGISTRY/engine/arcana:$TAG" -f infra/docker/Dockerfile --build-arg WEIGHTS=package
 build "$REGISTRY/mist/v2/en:$TAG" -f infra/docker/Dockerfile
 for lang in "${LANGUAGES[@]}"; do
     build "$REGISTRY/package/arcana/$lang:$TAG" -f infra/docker/Dockerfile.package --build-arg "LANGUAGE=$lang"
     build "$REGISTRY/arcana/v2/$lang:$TAG" -f infra/docker/Dockerfile.arcana \
-        --build-arg "ENGINE=$REGISTRY/engine/arcana:$TAG" --build-arg "LANGUAGE=$lang"
+        --build-arg "ENGINE=$REGISTRY/engine/arcana:$TAG" --build-arg "PACKAGE=$REGISTRY/package/arcana/$lang:$TAG"
 done
 if [[ "${PUSH:-0}" == 1 ]]; then
     for image in "${built[@]}"; do "$DOCKER" push "$image"; done

@@ -50,7 +50,16 @@ def build_resources(settings: Settings, dispatcher: Dispatcher) -> Resources:
         catalog=build_catalog(settings),
         synthesizer=build_synthesizer(settings),
         dispatcher=dispatcher,
+        on_billed=count_job_billing,
     )
+
+
+def count_job_billing(model: str, characters: int) -> None:
+    """A synthesize batch billed ``characters`` under ``model``: the worker's
+    ``lector_characters_billed_total{transport="job"}`` (served on its metrics port)."""
+    from facade.billing_metric import CHARACTERS_BILLED
+
+    CHARACTERS_BILLED.labels(model, "job").inc(characters)
 
 
 def make_worker_app(settings: Settings) -> Celery:

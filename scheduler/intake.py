@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from scheduler.objects import source_key
 from scheduler.webhooks import check_url
+from speech.billing import billed_characters
 from store.db import jobs as job_repo
 from store.db.models import Job
 
@@ -88,7 +89,7 @@ def submit_job(
             request_hash=request_hash,
             idempotency_key=idempotency_key,
             text_key=key,
-            characters=len(spec.text),
+            characters=billed_characters(spec.text),  # what reading it whole bills (speech.billing)
             webhook_url=spec.webhook_url,
         )
     except Exception:

@@ -127,9 +127,11 @@ def synthesize(
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,
+    on_billed: Callable[[str, int], None] | None = None,
 ) -> Step[int]:
     """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
-    batch nobody has been given yet (fairness: a job keeps only a few batches queued)."""
+    batch nobody has been given yet (fairness: a job keeps only a few batches queued).
+    ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
     result = synthesis.synthesize_batch(
         sessions=sessions,
         objects=objects,
@@ -139,6 +141,8 @@ def synthesize(
         indices=indices,
         group_chars=group_chars,
     )
+    if on_billed is not None and result.billed:
+        on_billed(result.model, result.billed)
     following: list[list[int]] = []
     if not result.complete and not result.canceled:
         with sessions() as session:

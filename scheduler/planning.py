@@ -1,6 +1,7 @@
 """Planning a job: its text becomes chapters and sentence-aligned chunks, the chunks GPU batches.
 
-Chunks are the unit of storage and billing (one row, one audio object, one usage row each);
+Chunks are the unit of storage and billing (one row, one audio object, one usage row each; the
+row says what the chunk bills, by ``speech.billing``'s rule);
 sentences inside a chunk are the engine's unit. A chunk never spans a chapter (each chapter is
 chunked on its own), so a chapter starts exactly at a chunk and its marker and pause need no
 sample arithmetic inside a chunk. Batches group chunks of similar length so a padded forward
@@ -28,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.objects import plan_key
+from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
 from store.db import jobs as job_repo
 
@@ -153,7 +155,9 @@ def plan_job(
         lengths = {i: len(t) for i, t in enumerate(texts)}
         layout = Layout(layout.pauses_ms, layout.chapters, batches(lengths, budget=batch_chars))
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
-        job_repo.add_chunks(session=session, job_id=job_id, texts=texts)
+        # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
+        billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]
+        job_repo.add_chunks(session=session, job_id=job_id, texts=texts, characters=billed)
     job_repo.set_job_status(session=session, job_id=job_id, status="running", expected=("queued", "planning"))
     pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}
     if not pending:

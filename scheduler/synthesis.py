@@ -37,6 +37,8 @@ class BatchResult:
     synthesized: int  # chunks this run produced
     complete: bool  # every chunk of the job is done: time to assemble
     canceled: bool = False
+    billed: int = 0  # characters those chunks billed (their usage rows)
+    model: str = ""  # the job's model, what they were billed under
 
 
 def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
@@ -103,7 +105,9 @@ def synthesize_batch(
         params = dict(job.params)
         account_id = job.account_id
         wanted = set(indices)
-        todo = [(c.index, c.text) for c in job_repo.pending_chunks(session=session, job_id=job_id) if c.index in wanted]
+        pending = [c for c in job_repo.pending_chunks(session=session, job_id=job_id) if c.index in wanted]
+        todo = [(c.index, c.text) for c in pending]
+        billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
     voice = catalog.resolve(params["model_id"], params["speaker"], params["lang"])
     controls = Controls(
         time_scale=params.get("time_scale") or 1.0,
@@ -112,11 +116,11 @@ def synthesize_batch(
     )
     lang = params["lang"]
     normalize_text = params.get("normalize", True)
-    produced = 0
+    produced = billed = 0
     for group in _groups(todo, group_chars):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != "running":
-            return BatchResult(produced, False, canceled=True)
+            return BatchResult(produced, False, canceled=True, billed=billed, model=params["model_id"])
         per_chunk = [prepare(text, lang, normalize_text=normalize_text) for _, text in group]
         flat = [s for sentences in per_chunk for s in sentences]
         audio = synthesizer.synthesize(voice, flat, controls) if flat else []
@@ -141,13 +145,15 @@ def synthesize_batch(
             marked = job_repo.mark_chunks_done(
                 session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored]
             )
-            billed = {i: (len(text), d) for i, text, d in stored}
+            durations_by_index = {i: d for i, _, d in stored}
             usage_repo.record_job_usage(
                 session=session, account_id=account_id, job_id=job_id, model=params["model_id"],
-                speaker=params["speaker"], lang=lang, chunks=[(i, *billed[i]) for i in marked],
+                speaker=params["speaker"], lang=lang,
+                chunks=[(i, billed_per_chunk[i], durations_by_index[i]) for i in marked],
             )
             produced += len(marked)
+            billed += sum(billed_per_chunk[i] for i in marked)
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
-    return BatchResult(produced, complete)
+    return BatchResult(produced, complete, billed=billed, model=params["model_id"])

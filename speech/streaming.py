@@ -21,9 +21,9 @@ from speech.units import StreamStep
 
 @dataclass(slots=True)
 class StreamStats:
-    """What the caller bills and reports once the stream ends (also when it ends early)."""
+    """What the caller bills and reports once the stream ends (also when it ends early): the
+    sentences synthesized (``facade.usage`` bills their share of the text) and the audio."""
 
-    characters: int = 0
     audio_seconds: float = 0.0
     sentences: int = 0
     words: list[WordTiming] = field(default_factory=list)
@@ -50,7 +50,6 @@ def pcm_stream(
             resampler = StreamResampler(source.sample_rate, sample_rate)
         samples = resampler.process(source.samples)
         words = _shift(source.words, stats.audio_seconds)
-        stats.characters += len(unit.text)
         stats.sentences += 1
         stats.words.extend(words)
         stats.audio_seconds += source.duration

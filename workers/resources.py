@@ -44,6 +44,8 @@ class Resources:
     catalog: Any
     synthesizer: Synthesizer
     dispatcher: Dispatcher
+    # Hears what each synthesize batch billed: (model, characters); the composition root counts it.
+    on_billed: Callable[[str, int], None] | None = None
 
 
 class Lazy:

@@ -96,6 +96,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
     return _run(lifecycle.synthesize(
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
         job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
+        on_billed=res.on_billed,
     ))
 
 

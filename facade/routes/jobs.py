@@ -286,9 +286,8 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         job = job_repo.get_job(session=session, job_id=job_id, account_id=principal.account_id)
         done = None if job.is_terminal else job_repo.audio_seconds_done(session=session, job_id=job_id)
         view = job_view(job, audio_seconds_done=done)
-        # ``characters`` is the text as submitted; ``billedCharacters`` what its chunks billed so
-        # far: the sentences synthesized, without the line breaks and spaces between chunks
-        # (README, "Billed characters").
+        # ``characters``: what the submitted text bills when read whole; ``billedCharacters``: what
+        # its chunks billed so far, by the same rule (speech.billing; README, "Billed characters").
         view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
         return view
 

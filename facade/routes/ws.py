@@ -76,6 +76,10 @@ class SocketState:
     generation: int = 0  # bumped by clear: runs of an older generation stop
     unanswered: bool = False  # text was queued since the last "done" (or clear)
     failed: bool = False  # the worker closed the socket with 1011; the reader just stops
+    # A run was billed: the socket's text is one text cut into runs at whitespace, so every later
+    # run carries the break before it (speech.billing), and a text bills the same sent in one
+    # run or sentence by sentence.
+    billed: bool = False
 
 
 def _query(websocket: WebSocket) -> dict[str, Any]:
@@ -156,8 +160,10 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
         nonlocal recorded
         recorded = True
         await run_in_threadpool(
-            record, services, session.principal, req, plan, stats, transport="ws", request_id=uuid.uuid4().hex
+            record, services, session.principal, req, plan, stats, transport="ws", request_id=uuid.uuid4().hex,
+            continues=session.billed,
         )
+        session.billed = session.billed or stats.sentences > 0
 
     try:
         while session.generation == generation:

@@ -79,6 +79,18 @@ def engine_factories(settings: Settings, spec: str) -> dict[str, Callable[[], En
     return {voice.speaker: loader(voice) for voice in voices}
 
 
+def serving_app(**options: Any) -> Any:
+    """The model service as lector runs it: ``workers.model_server``'s app (``options`` are
+    ``create_model_app``'s) behind the API's request counter, ``lector_http_requests_total`` by
+    route and status (``facade.metrics``: one counter and one middleware for every HTTP process)."""
+    from facade.metrics import MetricsMiddleware
+    from workers.model_server import create_model_app
+
+    app = create_model_app(**options)
+    app.add_middleware(MetricsMiddleware)
+    return app
+
+
 def command(
     port: int = typer.Option(8080, help="the seed's model service port"),
     host: str = typer.Option(None, help="default: LECTOR_HOST"),
@@ -92,12 +104,11 @@ def command(
     import uvicorn
 
     from lector.logs import configure, uvicorn_options
-    from workers.model_server import create_model_app
 
     settings = Settings()
     configure(settings.log_format, settings.log_level)
     spec = voice or settings.model_voice or package_voices(settings.model_voice_file) or DEFAULT_VOICE
-    app = create_model_app(
+    app = serving_app(
         voices=engine_factories(settings, spec),
         window_ms=settings.model_window_ms if window_ms is None else window_ms,
         max_batch=max_batch or settings.model_max_batch,

@@ -143,15 +143,18 @@ def set_job_status(
     return False
 
 
-def add_chunks(*, session: Session, job_id: uuid.UUID, texts: Sequence[str]) -> int:
-    """Store a job's chunks as indices 0..n-1 and set ``chunks_total``; existing chunks are kept
-    (a repeated planning step changes nothing). Returns ``chunks_total``."""
+def add_chunks(*, session: Session, job_id: uuid.UUID, texts: Sequence[str], characters: Sequence[int]) -> int:
+    """Store a job's chunks as indices 0..n-1, each with the characters it bills (the caller's
+    rule: ``speech.billing``), and set ``chunks_total``; existing chunks are kept (a repeated
+    planning step changes nothing). Returns ``chunks_total``."""
+    if len(characters) != len(texts):
+        raise ValueError("one billed count per chunk text")
     if texts:
         session.execute(
             insert(JobChunk).on_conflict_do_nothing(index_elements=[JobChunk.job_id, JobChunk.index]),
             [
-                {"job_id": job_id, "index": index, "text": text, "characters": len(text), "status": "pending"}
-                for index, text in enumerate(texts)
+                {"job_id": job_id, "index": index, "text": text, "characters": count, "status": "pending"}
+                for index, (text, count) in enumerate(zip(texts, characters, strict=True))
             ],
         )
     total = session.execute(

@@ -10,25 +10,12 @@ import time
 import httpx
 import pytest
 import websockets
-from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.metrics import Samples, scrape, value
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 TEXT = "Metrics should move. This is the second sentence."
-
-
-def scrape(url: str) -> Samples:
-    response = httpx.get(url + "/metrics", timeout=30)
-    assert response.status_code == 200
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(response.text) for s in family.samples
-    }
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def total(samples: Samples, name: str) -> float:

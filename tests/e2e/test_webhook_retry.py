@@ -1,5 +1,6 @@
 """The customer's webhook receiver is down when the job finishes, then comes up: the callback
-still arrives (retried with backoff), and every attempt is recorded."""
+still arrives (retried with backoff), every attempt is recorded, and the API's
+``lector_webhook_attempts_total`` counts them by outcome."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from store.db.session import make_engine
+from tests.support.metrics import scrape, value
 from tests.support.servers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -40,6 +42,7 @@ def _attempts(pg_url: str, job_id: str) -> list[tuple[int, bool, int | None]]:
 
 def test_webhook_arrives_after_the_receiver_comes_back(stack, api_key: str, pg_url: str) -> None:  # type: ignore[no-untyped-def]
     port = free_port()
+    before = scrape(stack.api_url)
     response = httpx.post(f"{stack.api_url}/v1/jobs", headers={"Authorization": f"Bearer {api_key}"},
                           json={"text": "A short job.", "speaker": "joe", "webhookUrl": f"http://127.0.0.1:{port}/hook"})
     job_id = response.json()["id"]
@@ -63,3 +66,10 @@ def test_webhook_arrives_after_the_receiver_comes_back(stack, api_key: str, pg_u
     assert attempts[-1][1:] == (True, 200)
     assert [a[0] for a in attempts] == list(range(1, len(attempts) + 1))
     assert len(_Hook.bodies) == 1
+    after = scrape(stack.api_url)  # read from PostgreSQL at scrape time; other jobs' retries may add to it
+    failed = sum(not a[1] for a in attempts)
+    assert failed >= 1
+    assert value(after, "lector_webhook_attempts_total", outcome="failed") >= value(
+        before, "lector_webhook_attempts_total", outcome="failed") + failed
+    assert value(after, "lector_webhook_attempts_total", outcome="delivered") >= value(
+        before, "lector_webhook_attempts_total", outcome="delivered") + 1

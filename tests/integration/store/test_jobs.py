@@ -220,10 +220,11 @@ def test_chunks_are_added_once_and_counted_once(db_session: Session) -> None:
     account = _account(db_session)
     job_id = _job(db_session, account)
     texts = ["Hello there.", "General Kenobi!", "You are a bold one."]
-    assert add_chunks(session=db_session, job_id=job_id, texts=texts) == 3
-    assert add_chunks(session=db_session, job_id=job_id, texts=texts) == 3  # a repeated planning step
+    billed = [12, 16, 20]  # what the scheduler says each bills (the store keeps it as given)
+    assert add_chunks(session=db_session, job_id=job_id, texts=texts, characters=billed) == 3
+    assert add_chunks(session=db_session, job_id=job_id, texts=texts, characters=billed) == 3  # a repeated planning step
     assert [c.text for c in pending_chunks(session=db_session, job_id=job_id)] == texts
-    assert [c.characters for c in list_chunks(session=db_session, job_id=job_id)] == [len(t) for t in texts]
+    assert [c.characters for c in list_chunks(session=db_session, job_id=job_id)] == billed
 
     assert mark_chunk_done(session=db_session, job_id=job_id, index=1, audio_key="a/1.f32", duration_s=1.25)
     assert not mark_chunk_done(session=db_session, job_id=job_id, index=1, audio_key="other", duration_s=9.0)
@@ -239,7 +240,7 @@ def test_chunks_are_added_once_and_counted_once(db_session: Session) -> None:
     with pytest.raises(JobNotFound):
         mark_chunk_done(session=db_session, job_id=job_id, index=99, audio_key="x", duration_s=1.0)
     with pytest.raises(JobNotFound):
-        add_chunks(session=db_session, job_id=uuid.uuid4(), texts=[])
+        add_chunks(session=db_session, job_id=uuid.uuid4(), texts=[], characters=[])
 
 
 def test_a_group_of_chunks_is_marked_done_together_each_once(db_session: Session) -> None:
@@ -247,7 +248,7 @@ def test_a_group_of_chunks_is_marked_done_together_each_once(db_session: Session
 
     account = _account(db_session)
     job_id = _job(db_session, account)
-    add_chunks(session=db_session, job_id=job_id, texts=["a.", "b.", "c.", "d."])
+    add_chunks(session=db_session, job_id=job_id, texts=["a.", "b.", "c.", "d."], characters=[2, 3, 3, 3])
     assert mark_chunk_done(session=db_session, job_id=job_id, index=2, audio_key="k2", duration_s=2.0)
     marked = mark_chunks_done(
         session=db_session, job_id=job_id, done=[(3, "k3", 3.0), (2, "again", 9.0), (0, "k0", 0.5)]
@@ -272,7 +273,7 @@ def test_two_workers_marking_one_chunk_count_it_once(pg_url: str) -> None:
     try:
         with session_scope(factory) as session:
             job_id = _job(session, _account(session))
-            add_chunks(session=session, job_id=job_id, texts=["a.", "b."])
+            add_chunks(session=session, job_id=job_id, texts=["a.", "b."], characters=[2, 3])
         def mark(session: Session) -> bool:
             return mark_chunk_done(session=session, job_id=job_id, index=0, audio_key="k", duration_s=1.0)
 

@@ -71,7 +71,7 @@ def _fill(url: str) -> None:
                 characters=10,
                 idempotency_key="k",
             )
-            add_chunks(session=session, job_id=job.id, texts=["One.", "Two."])
+            add_chunks(session=session, job_id=job.id, texts=["One.", "Two."], characters=[4, 5])
             mark_chunk_done(session=session, job_id=job.id, index=0, audio_key="k0", duration_s=0.5)
             record_usage(
                 session=session,

@@ -138,4 +138,8 @@ def test_arcana_engine_and_language_packages_are_split_as_the_seed_names_them(co
         assert model["volumes"] == [f"{volume}:/package:ro"]
         assert model["depends_on"][f"arcana-{lang}-package"] == {"condition": "service_completed_successfully"}
         assert model["environment"]["LECTOR_MODEL_VOICE_FILE"] == "/package/speakers"
+        # the engine is built without weights: the package brings them (tests/unit/infra/test_images.py)
+        assert model["build"]["args"]["WEIGHTS"] == "package"
+        assert model["build"]["dockerfile"] == "infra/docker/Dockerfile"
         assert (ROOT / "infra" / "packages" / "arcana" / lang / "speakers").is_file()
+    assert "WEIGHTS" not in services["model"]["build"].get("args", {})  # mist keeps its weights inside

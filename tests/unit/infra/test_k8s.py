@@ -130,6 +130,8 @@ def test_an_arcana_pair_per_seed_language_each_model_on_8080_in_its_own_pod() ->
         assert package["image"] == f"lector-package-arcana-{lang}"
         shared = {m["name"] for m in package["volumeMounts"]} & {m["name"] for m in model["volumeMounts"]}
         assert shared == {"package"}
+        # mounted where the engine image looks for the package's weights (PYTHONPATH, infra/docker/Dockerfile)
+        assert {m["mountPath"] for m in model["volumeMounts"] if m["name"] == "package"} == {"/package"}
         assert _env(model)["LECTOR_MODEL_VOICE_FILE"] == "/package/speakers"
         assert {"name": "lector-registry"} in spec["imagePullSecrets"]
 

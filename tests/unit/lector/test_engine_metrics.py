@@ -3,6 +3,7 @@ engines: whether they take phonemes, their attributes, and their class per kind.
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client import REGISTRY
 
 from lector.engine_metrics import instrument
@@ -32,3 +33,24 @@ def test_calls_are_timed_and_audio_counted(vits_engine: VitsEngine) -> None:
     assert _sample("lector_synthesis_seconds_count", engine="vits", device="cpu") == calls + 2
     made = sum(c.duration for c in chunks) + sum(c.duration for c in ipa)
     assert abs(_sample("lector_audio_seconds_total", engine="vits", device="cpu") - audio - made) < 1e-6
+
+
+def test_gpu_memory_is_reported_only_for_gpu_engines() -> None:
+    instrument(ToneEngine(), kind="tone", device="cpu")
+    assert not [s for m in REGISTRY.collect() if m.name == "lector_gpu_memory_bytes" for s in m.samples
+                if s.labels["device"] == "cpu"]
+
+
+def test_gpu_memory_follows_what_torch_holds_on_the_device() -> None:
+    """Runs where there is a GPU (a CUDA build of torch and a device); skipped on CPU machines."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device here")
+    instrument(ToneEngine(), kind="tone", device="cuda:0")
+    before = _sample("lector_gpu_memory_bytes", device="cuda:0")
+    held = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device="cuda:0")  # 64 MiB
+    assert _sample("lector_gpu_memory_bytes", device="cuda:0") >= before + held.numel()
+    del held
+    torch.cuda.empty_cache()
+    assert _sample("lector_gpu_memory_bytes", device="cuda:0") == before

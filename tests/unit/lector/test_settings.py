@@ -46,3 +46,18 @@ def test_vits_runtime_defaults_to_auto_and_reads_the_environment(monkeypatch: py
     monkeypatch.setenv("LECTOR_VITS_RUNTIME", "tensorrt")
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_the_jobs_client_follows_lector_host_and_port(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With no LECTOR_API_URL and no ``make run`` record, ``lector jobs`` talks to LECTOR_HOST:LECTOR_PORT."""
+    from lector.commands.jobs import api_url
+
+    for name in [n for n in __import__("os").environ if n.startswith("LECTOR_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("LECTOR_DATA_DIR", str(tmp_path))  # nothing recorded there
+    monkeypatch.setenv("LECTOR_PORT", "8123")
+    assert api_url(ClientSettings()) == "http://127.0.0.1:8123"
+    monkeypatch.setenv("LECTOR_HOST", "0.0.0.0")  # a server's bind-all address: the client asks loopback
+    assert api_url(ClientSettings()) == "http://127.0.0.1:8123"
+    monkeypatch.setenv("LECTOR_HOST", "tts.internal")
+    assert api_url(ClientSettings()) == "http://tts.internal:8123"
