@@ -1,8 +1,7 @@
 """The FastAPI application: built by a factory, its services created in the lifespan.
 
 Error bodies are the seed's plain-text messages, so FastAPI's default JSON error handlers are
-replaced: request-validation errors can only come from query parameters here (bodies are parsed
-by hand), and every other error funnels through ``facade.errors``.
+replaced by ``facade.errors.install``: every error funnels through that one table.
 """
 
 from __future__ import annotations
@@ -11,12 +10,8 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.requests import ClientDisconnect
-from starlette.responses import Response
 
 from facade import console, metrics, openapi
 from facade import errors as e
@@ -24,9 +19,6 @@ from facade.deps import Services
 from facade.limits import BodyLimit
 from facade.request_log import RequestContextMiddleware, bind_path_ids
 from facade.routes import admin, health, jobs, openai_speech, tts, usage, utility, voices, ws
-from scheduler.errors import SchedulerError
-from speech.errors import SpeechError
-from store.errors import StoreError
 
 log = logging.getLogger("lector.facade")
 
@@ -74,24 +66,7 @@ def create_app(
     app.add_middleware(metrics.MetricsMiddleware)
     app.add_middleware(RequestContextMiddleware)  # outermost: its ids are bound for everything inside
 
-    # The domain roots are registered by name: Starlette re-raises (and uvicorn logs as unhandled)
-    # whatever only the catch-all ``Exception`` handler answered.
-    for error_class in (e.ApiError, SpeechError, StoreError, SchedulerError, ClientDisconnect, Exception):
-        app.add_exception_handler(error_class, e.handle)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, StarletteHTTPException)
-        message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
-        return e.to_response(e.ApiError(exc.status_code, message), path=request.url.path)
-
-    async def validation_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, RequestValidationError)
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
-        return e.plain(400, f"{where}: {first.get('msg', 'invalid')}")
-
-    app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_exception_handler(RequestValidationError, validation_error)
+    e.install(app)  # every error answer comes from facade/errors.py
     # Outermost: a declared length over the cap is answered before anything reads the body.
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
     return app

@@ -6,11 +6,12 @@ handlers through ``Annotated`` dependencies, so route signatures read as types.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
@@ -19,13 +20,22 @@ from facade import errors as e
 from scheduler import log_context
 from speech.synthesizer import Synthesizer
 
+if TYPE_CHECKING:  # for the fields' types only: nothing here needs them at run time
+    from anyio import CapacityLimiter
+    from redis import Redis
+
+    from facade.usage_spool import UsageSpool  # a cycle at run time: it reads Services
+    from scheduler.queue import Dispatcher
+    from speech.voices.catalog import Catalog
+    from store.objects.base import ObjectStore
+
 
 @dataclass(slots=True)
 class Principal:
     """The authenticated caller."""
 
-    account_id: Any
-    api_key_id: Any
+    account_id: uuid.UUID | None  # None: the self-hosted API's static keys (no accounts)
+    api_key_id: uuid.UUID | None
     account_name: str
     allowed_models: list[str] | None
     allowed_endpoints: list[str] | None
@@ -42,26 +52,26 @@ class Principal:
 
 @dataclass(slots=True)
 class Services:
-    catalog: Any
+    catalog: Catalog
     synthesizer: Synthesizer
-    session_factory: Callable[[], Any] | None  # a context manager factory: commit on success
-    objects: Any | None
-    dispatcher: Any | None
-    redis: Any | None
+    session_factory: Callable[[], AbstractContextManager[Session]] | None  # commits on success
+    objects: ObjectStore | None
+    dispatcher: Dispatcher | None
+    redis: Redis | None
     self_hosted: bool = False
     webhook_allow_private: bool = False
     presign_seconds: int = 3600
     max_job_chars: int | None = None  # Settings.max_job_chars; None where no jobs route is mounted
-    clock: Callable[[], Any] | None = None
+    clock: Callable[[], datetime] | None = None
     authenticator: Callable[[str], Principal] | None = None
     admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403
     # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
-    usage_sink: Callable[[dict[str, Any]], Any] | None = None
-    usage_outbox: Any | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
+    usage_sink: Callable[[dict[str, Any]], object] | None = None
+    usage_outbox: UsageSpool | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
     # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
     # facade.plans.in_engine_thread for why.
     engine_slots: int = 0
-    engine_limiter: Any | None = None  # made on first use, on the serving event loop
+    engine_limiter: CapacityLimiter | None = None  # made on first use, on the serving event loop
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
 
     def now(self) -> datetime:
@@ -76,6 +86,17 @@ def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
+T = TypeVar("T")
+
+
+def configured(part: T | None) -> T:
+    """A part of the services a route needs (the object store, the dispatcher): a deployment
+    built without it answers 500 ``internal error``, as ``session_for`` does."""
+    if part is None:
+        raise e.ApiError(500, e.INTERNAL)
+    return part
+
+
 @contextmanager
 def session_for(services: Services) -> Iterator[Session]:
     if services.session_factory is None:
@@ -86,7 +107,7 @@ def session_for(services: Services) -> Iterator[Session]:
 
 def bearer_key(headers: Any, *, missing_message: str = e.MISSING_AUTH) -> str:
     """The API key from ``Authorization: Bearer <key>``, or the seed's 401 for its absence."""
-    raw = headers.get("authorization")
+    raw: str | None = headers.get("authorization")
     if raw is None:
         raise e.ApiError(401, missing_message)
     value = raw.strip()

@@ -1,20 +1,36 @@
-"""The one mapping from lector's errors to the seed's HTTP answers.
+"""The one translation from lector's errors to HTTP answers: status, message and body shape.
 
-Bodies are the seed's plain-text messages. JSON ``{"error": ...}`` is used only where the seed
-says so: an unhandled 500 from the streaming synthesis endpoint, and every failure of
-``/phonemize`` and ``/textnorm`` (``JSON_PATHS``: 404, 405 and 413 included). Anything unmapped is
-a 500 ``internal error`` logged with its traceback; a client that hung up mid-upload is one quiet
-log line. Messages that echo the caller's input cut it short (``cut``).
+Every domain error (``speech``, ``store``, ``scheduler``) is mapped once, in ``_TABLE``; routes
+raise and never build an error answer themselves (``tests/unit/facade/test_error_table.py``
+checks both). The body's shape is chosen per router, as the seed requires:
+
+- ``Style.PLAIN``: the seed's plain-text message, everywhere by default;
+- ``Style.JSON``: ``{"error": ...}`` for every failure of ``/phonemize`` and ``/textnorm``
+  (``JSON_PATHS``: 404, 405 and 413 included), and for an unhandled 500 of the streaming
+  synthesis endpoint (``unhandled_as(..., json_body=True)``);
+- ``Style.OPENAI``: OpenAI's ``{"error": {"message", "type", "param", "code"}}`` on
+  ``/v1/audio/speech`` alone, whose router uses ``OpenAIRoute``.
+
+Anything unmapped is a 500 ``internal error`` logged with its traceback; a client that hung up
+mid-upload is one quiet log line. Messages that echo the caller's input cut it short (``cut``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from typing import Any
 
-from fastapi import Request
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
 from store import errors as store_errors
 
@@ -22,13 +38,32 @@ log = logging.getLogger("lector.facade")
 
 
 class ApiError(Exception):
-    """An answer the facade decided on: status plus the seed's exact message."""
+    """An answer the facade decided on: status plus the seed's exact message. ``json_body``
+    asks for ``{"error": ...}`` on a router whose errors are otherwise plain text."""
 
     def __init__(self, status: int, message: str, *, json_body: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.json_body = json_body
+
+
+class OpenAIError(ApiError):
+    """An answer of the OpenAI route naming the request field at fault (``param``) and OpenAI's
+    ``code`` where it has one (``string_above_max_length``)."""
+
+    def __init__(self, status: int, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(status, message)
+        self.param = param
+        self.code = code
+
+
+class Style(StrEnum):
+    """The body of an error answer: what the router's clients parse."""
+
+    PLAIN = "plain"
+    JSON = "json"
+    OPENAI = "openai"
 
 
 # Seed messages, verbatim. One constant each so tests and handlers share the spelling.
@@ -49,6 +84,7 @@ INVALID_SUBSCRIPTION = "invalid subscription"
 FORBIDDEN = "access forbidden"
 WS_LIMIT = "Currently at websocket limit"
 INTERNAL = "internal error"
+JOB_NOT_FOUND = "job not found"
 DATABASE = "Database error"
 TEXTNORM_ENGINE = "text normalization engine error"
 BODY_TIMEOUT = "request body was not received in time"
@@ -70,26 +106,41 @@ def cut(value: object, limit: int = ECHO_CHARS) -> str:
 def body_too_large(max_bytes: int) -> ApiError:
     return ApiError(413, f"request body is too large (at most {max_bytes} bytes)")
 
-# Domain error -> (status, message or None to use str(exc)).
+
+# Domain error -> (status, message, or None for the error's own message). Most specific class first.
 _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     speech_errors.LanguageNotSupported: (400, None),
     speech_errors.VoiceNotFound: (400, None),
     speech_errors.ModelNotFound: (400, None),
-    speech_errors.PhonemesNotSupported: (400, None),
+    speech_errors.TextError: (400, None),  # markup (inlineSpeedAlpha), {phonemes} for a text-only voice
     speech_errors.UnsupportedFormat: (400, None),
     store_errors.InvalidApiKey: (401, INVALID_KEY),
     store_errors.InvalidSubscription: (401, INVALID_SUBSCRIPTION),
     store_errors.DatabaseUnavailable: (500, DATABASE),
-    store_errors.JobNotFound: (404, "job not found"),
-    store_errors.IdempotencyConflict: (
-        409,
-        "Idempotency-Key was already used with a different request body",
-    ),
+    store_errors.JobNotFound: (404, JOB_NOT_FOUND),
+    # The only stored objects the API serves are a job's artefacts: one deleted under us
+    # (retention, an operator) is answered as its job would be.
+    store_errors.ObjectNotFound: (404, JOB_NOT_FOUND),
+    store_errors.IdempotencyConflict: (409, "Idempotency-Key was already used with a different request body"),
+    store_errors.InvalidArgument: (400, None),
+    store_errors.AccountNotFound: (404, "account not found"),
+    store_errors.AccountExists: (409, "account already exists"),
+    store_errors.KeyNotFound: (404, "key not found"),
+    scheduler_errors.InvalidWebhookUrl: (400, None),
+    scheduler_errors.SourceError: (400, None),
+    scheduler_errors.InvalidChapters: (400, None),
 }
+#: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)
+#: whatever only the catch-all ``Exception`` handler answered.
+DOMAIN_ROOTS: tuple[type[Exception], ...] = (
+    speech_errors.SpeechError, store_errors.StoreError, scheduler_errors.SchedulerError,
+)
+#: OpenAI's ``code`` for a status, where its API sets one.
+OPENAI_CODES = {401: "invalid_api_key", 403: "model_not_allowed", 429: "rate_limit_exceeded"}
 
 
-def lookup(exc: Exception) -> tuple[int, str] | None:
-    """Status and message for a domain error, most specific class first."""
+def lookup(exc: BaseException) -> tuple[int, str] | None:
+    """Status and message for a domain error, most specific class first; ``None`` if unmapped."""
     for cls in type(exc).__mro__:
         if cls in _TABLE:
             status, message = _TABLE[cls]
@@ -97,38 +148,118 @@ def lookup(exc: Exception) -> tuple[int, str] | None:
     return None
 
 
-def client_error(exc: Exception) -> ApiError | None:
-    """A domain error that is the client's (a 4xx: a voice the deployment does not serve), as
-    the answer to give instead of the streaming endpoint's JSON 500; ``None`` for the rest."""
-    mapped = lookup(exc)
-    if mapped is not None and 400 <= mapped[0] < 500:
-        return ApiError(*mapped)
-    return None
+def status_and_message(exc: BaseException) -> tuple[int, str]:
+    """The answer to ``exc``, whatever the transport: an ``ApiError`` as decided, a hang-up as
+    ``400 client disconnected``, a domain error by the table, anything else ``500 internal error``.
+    The WebSockets close with it (``<status>: <message>``); ``to_response`` gives it a body."""
+    if isinstance(exc, ApiError):
+        return exc.status, exc.message
+    if isinstance(exc, ClientDisconnect):
+        return 400, CLIENT_GONE
+    return lookup(exc) or (500, INTERNAL)
 
 
-def plain(status: int, message: str) -> Response:
+def openai_error_type(status: int) -> str:
+    """OpenAI's ``type`` for a status: what its clients branch on besides the status itself."""
+    if status == 401:
+        return "authentication_error"
+    if status == 403:
+        return "permission_error"
+    if status == 429:
+        return "rate_limit_error"
+    if status >= 500:
+        return "server_error"
+    return "invalid_request_error"
+
+
+def render(status: int, message: str, style: Style, *, param: str | None = None, code: str | None = None) -> Response:
+    """The error answer in the router's body shape."""
+    if style is Style.OPENAI:
+        body = {"error": {"message": message, "type": openai_error_type(status), "param": param, "code": code}}
+        return JSONResponse(body, status_code=status)
+    if style is Style.JSON:
+        return JSONResponse({"error": message}, status_code=status)
     return PlainTextResponse(message, status_code=status, media_type="text/plain; charset=utf-8")
 
 
-def to_response(exc: Exception, *, path: str = "") -> Response:
-    """The answer to ``exc``; on a ``JSON_PATHS`` endpoint always a JSON body."""
-    as_json = path in JSON_PATHS
-    if isinstance(exc, ApiError):
-        status, message, as_json = exc.status, exc.message, as_json or exc.json_body
-    elif isinstance(exc, ClientDisconnect):
+def to_response(exc: Exception, *, path: str = "", style: Style | None = None) -> Response:
+    """The answer to ``exc``. Without a ``style``, by path: JSON on ``JSON_PATHS``, else plain."""
+    if isinstance(exc, ClientDisconnect):
         # Nobody reads this answer; one line, no traceback (a hang-up is not our failure).
         log.info("%s: %s", CLIENT_GONE, path or "request")
-        status, message = 400, CLIENT_GONE
-    elif (mapped := lookup(exc)) is not None:
-        status, message = mapped
-    else:
+    elif not isinstance(exc, ApiError) and lookup(exc) is None:
         log.exception("unhandled error", exc_info=exc)
-        status, message = 500, INTERNAL
-    if as_json:
-        return JSONResponse({"error": message}, status_code=status)
-    return plain(status, message)
+    status, message = status_and_message(exc)
+    if style is None:
+        as_json = path in JSON_PATHS or (isinstance(exc, ApiError) and exc.json_body)
+        style = Style.JSON if as_json else Style.PLAIN
+    if style is Style.OPENAI:
+        if isinstance(exc, OpenAIError):
+            return render(status, message, style, param=exc.param, code=exc.code)
+        return render(status, message, style, code=OPENAI_CODES.get(status))
+    return render(status, message, style)
 
 
 async def handle(request: Request, exc: Exception) -> Response:
     """Registered for ``Exception`` on the app: every error funnels through ``to_response``."""
     return to_response(exc, path=request.url.path)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 and 405 (and any ``HTTPException``) in the seed's words."""
+    assert isinstance(exc, StarletteHTTPException)
+    message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
+    return to_response(ApiError(exc.status_code, message), path=request.url.path)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    """Query-parameter errors (bodies are parsed by hand): ``<param>: <pydantic's message>``."""
+    assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
+    return render(400, f"{where}: {first.get('msg', 'invalid')}", Style.PLAIN)
+
+
+def install(app: FastAPI) -> None:
+    """Register the table's handlers on ``app``: FastAPI's JSON error handlers are replaced."""
+    handled: tuple[type[Exception], ...] = (ApiError, *DOMAIN_ROOTS, ClientDisconnect, Exception)
+    for error_class in handled:
+        app.add_exception_handler(error_class, handle)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+
+
+@contextmanager
+def unhandled_as(
+    status: int, message: str, *, what: str, json_body: bool = False, logger: logging.Logger = log
+) -> Iterator[None]:
+    """Inside: the facade's own answers and the client's errors (a mapped 4xx: a voice this
+    deployment does not serve) keep their answer; anything else is logged as ``what`` and
+    answered ``status message``. The seed's JSON 500 of the streaming synthesis endpoint and
+    ``/textnorm``'s 502 for a failing engine are this rule."""
+    try:
+        yield
+    except ApiError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - this is the rule for every failure inside
+        mapped = lookup(exc)
+        if mapped is not None and 400 <= mapped[0] < 500:
+            raise ApiError(*mapped) from exc
+        logger.exception(what, exc_info=exc)
+        raise ApiError(status, message, json_body=json_body) from exc
+
+
+class OpenAIRoute(APIRoute):
+    """A route whose failures are answered in OpenAI's error shape: the route's own errors only
+    (a 405, or a declared body over the cap, is answered before it, as on every route)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def answered(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except Exception as exc:  # noqa: BLE001 - every failure, in OpenAI's shape
+                return to_response(exc, path=request.url.path, style=Style.OPENAI)
+
+        return answered

@@ -2,7 +2,7 @@
 
 Most TTS front ends and agent frameworks speak OpenAI's ``POST /v1/audio/speech``; this module
 turns such a request into lector's own ``SynthesisRequest`` (so keys, billing, voices and
-engines are the same as ``/v1/service-tts``) and lector's errors into OpenAI's JSON error shape.
+engines are the same as ``/v1/service-tts``); ``facade.errors`` gives its errors OpenAI's shape.
 The tables are the documented mapping (README, "OpenAI-compatible speech"):
 
 - ``model``: ``tts-1`` -> ``mistv3`` (the default lineup), ``tts-1-hd`` and ``gpt-4o-mini-tts``
@@ -18,8 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi.responses import JSONResponse
-
+from facade.errors import OpenAIError
 from facade.validation import TIME_SCALE_MAX, TIME_SCALE_MIN
 from speech.audio import AudioFormat
 
@@ -58,35 +57,6 @@ OUTPUT_FORMATS: dict[str, OutputFormat] = {
     # FLAC is encoded whole: its header wants the length.
     "flac": OutputFormat(AudioFormat.FLAC, streamed=False),
 }
-
-
-class OpenAIError(Exception):
-    """An answer in OpenAI's error shape: ``{"error": {"message", "type", "param", "code"}}``."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.param = param
-        self.code = code
-
-    def response(self) -> JSONResponse:
-        body = {"error": {"message": self.message, "type": error_type(self.status), "param": self.param,
-                          "code": self.code}}
-        return JSONResponse(body, status_code=self.status)
-
-
-def error_type(status: int) -> str:
-    """OpenAI's ``type`` for a status: what its clients branch on besides the status itself."""
-    if status == 401:
-        return "authentication_error"
-    if status == 403:
-        return "permission_error"
-    if status == 429:
-        return "rate_limit_error"
-    if status >= 500:
-        return "server_error"
-    return "invalid_request_error"
 
 
 def lector_model(model: str) -> str:

@@ -15,7 +15,7 @@ import anyio
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.validation import SynthesisRequest
-from speech.errors import PhonemesNotSupported, TextError
+from speech.errors import PhonemesNotSupported
 from speech.synthesizer import Controls
 from speech.units import StreamStep, plan_units
 
@@ -46,19 +46,16 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
     if principal is not None and not principal.may_use(model=requested, endpoint=endpoint):
         raise e.ApiError(403, e.FORBIDDEN)
     lang = voice.lang
-    try:
-        units = plan_units(
-            req.text, lang, normalize_text=not req.no_text_normalization,
-            pause_between_brackets=req.pause_between_brackets,
-            phonemize_between_brackets=req.phonemize_between_brackets,
-            inline_speed_alpha=req.inline_speed_alpha,
-        )
-    except TextError as exc:
-        raise e.ApiError(400, str(exc)) from exc
+    units = plan_units(  # a TextError (bad markup) is the table's 400
+        req.text, lang, normalize_text=not req.no_text_normalization,
+        pause_between_brackets=req.pause_between_brackets,
+        phonemize_between_brackets=req.phonemize_between_brackets,
+        inline_speed_alpha=req.inline_speed_alpha,
+    )
     if not units:  # only characters that normalise away (control characters, spaces)
         raise e.ApiError(400, e.TEXT_EMPTY)
     if any(unit.phonemes for unit in units) and not services.synthesizer.speaks_phonemes(voice):
-        raise e.ApiError(400, str(PhonemesNotSupported(req.speaker)))
+        raise PhonemesNotSupported(req.speaker)
     controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
     return Plan(model_id, requested, voice, lang, units, controls)
 

@@ -50,7 +50,7 @@ def _allow_sync(services: Services, principal: Principal, now: float) -> bool:
         previous = int(previous or 0)
     else:
         current, previous = _count_locally(account, minute)
-    return current + previous * weight <= limit
+    return bool(current + previous * weight <= limit)
 
 
 async def allow_connection(services: Services, principal: Principal, *, now: float | None = None) -> bool:

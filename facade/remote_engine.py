@@ -50,7 +50,7 @@ class VoiceNotServed(VoiceNotFound):
         self.served = list(served)
 
 
-def _refusal(response: httpx.Response, url: str, what: str) -> EngineError:
+def _refusal(response: httpx.Response, url: str, what: str) -> ModelUnavailable | VoiceNotServed:
     """The error for a non-200 answer: ``VoiceNotServed`` for the service's "not served" 400."""
     if response.status_code == 400:
         try:

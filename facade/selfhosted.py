@@ -45,7 +45,6 @@ from speech.audio import (
     negotiate,
     not_acceptable_message,
 )
-from speech.errors import SpeechError
 from speech.streaming import StreamStats, encoded_stream, pcm_stream
 
 ENDPOINT = "self-hosted"
@@ -77,10 +76,7 @@ async def synthesize(request: Request, services: ServicesDep, principal: Princip
 
 async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
     """``{"audioContent": {"model_output": "<base64>"}}``: the whole audio, once synthesized."""
-    try:
-        fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
-    except SpeechError as exc:
-        raise e.ApiError(400, str(exc)) from exc
+    fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
     stats = StreamStats()
 
@@ -88,13 +84,9 @@ async def json_audio(services: Services, principal: Principal, req: SynthesisReq
         chunks = pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats)
         return b"".join(encoded_stream(chunks, fmt, rate))
 
-    try:
-        audio = await run_in_threadpool(whole)
-    except Exception as exc:  # as the streaming endpoint: an unhandled 500 is JSON
-        if (refusal := e.client_error(exc)) is not None:
-            raise refusal from exc
-        e.log.exception("self-hosted synthesis failed", exc_info=exc)
-        raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
+    try:  # as the streaming endpoint: an unhandled 500 is JSON
+        with e.unhandled_as(500, e.INTERNAL, json_body=True, what="self-hosted synthesis failed"):
+            audio = await run_in_threadpool(whole)
     finally:
         await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     return JSONResponse({"audioContent": {"model_output": base64.b64encode(audio).decode()}})

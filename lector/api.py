@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from facade.app import create_app
 from facade.auth import db_authenticator
 from facade.deps import Services
+from facade.usage_spool import DeadLetters, UsageSpool
 from lector.settings import Settings
 from lector.wiring import (
     build_catalog,
@@ -37,7 +38,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
     factory = make_sessionmaker(engine)
 
     sessions = scoped_sessions(factory)
-
+    outbox = _usage_outbox(settings, sessions)
     services = Services(
         catalog=build_catalog(settings),
         synthesizer=cloud_synthesizer(settings, build_synthesizer),
@@ -50,25 +51,24 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         max_job_chars=settings.max_job_chars,
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
-        usage_outbox=_usage_outbox(settings, sessions),
+        usage_outbox=outbox,
         engine_slots=_engine_slots(settings),
         stall_after_s=settings.stall_after_s,
     )
 
     def close() -> None:
-        services.usage_outbox.close()
+        outbox.close()
         engine.dispose()
         redis_client.close()
 
     return services, close
 
 
-def _usage_outbox(settings: Settings, sessions: Callable[[], Any]) -> Any:
+def _usage_outbox(settings: Settings, sessions: Callable[[], Any]) -> UsageSpool:
     """Usage rows PostgreSQL could not take, on disk until it can. One folder per serving port:
     the spool is safe for one process, and a restarted process on that port replays what its
     predecessor left."""
     from facade.usage import replay_into
-    from facade.usage_spool import DeadLetters, UsageSpool
 
     directory = settings.data_dir / f"usage-outbox-{settings.port}"
     dead_letters = DeadLetters(directory)

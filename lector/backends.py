@@ -79,10 +79,10 @@ def quiet_logger(name: str, path: Path) -> None:
 
 
 def _embedded_postgres(data_dir: Path) -> tuple[str, Any]:
-    import pgserver  # embedded PostgreSQL; unix socket only
+    from pgserver.postgres_server import get_server  # embedded PostgreSQL; unix socket only
 
     quiet_logger("pgserver", data_dir / "postgres.log")
-    server = pgserver.get_server(str(data_dir / "pg"), cleanup_mode="stop")
+    server = get_server(str(data_dir / "pg"), cleanup_mode="stop")
     uri = server.get_uri()  # postgresql://postgres:@/postgres?host=/path
     return uri.replace("postgresql://", "postgresql+psycopg://", 1), server
 

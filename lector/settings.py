@@ -3,27 +3,113 @@
 Built only in entry points (the FastAPI app factory, the Celery app module, the CLI, the bench
 scripts, ``migrations/env.py``) and passed down as plain values; nothing else reads
 ``os.environ``. Every field has a default so that ``make run`` starts with nothing configured.
+
+Values are checked when the process starts, not when first used: modes are ``Literal`` choices,
+URLs are checked as URLs of their kind (kept as the strings given, so SQLAlchemy, Celery and
+httpx read exactly what was configured), and a bad value raises ``InvalidSettings`` naming the
+environment variable, what was wrong, and nothing of the value itself (it may hold a password).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    HttpUrl,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _PLACEHOLDER_SECRETS = {"changethis", "changeme", "secret"}
 
 
-class Settings(BaseSettings):
+class InvalidSettings(ValueError):
+    """The environment names a value lector cannot run with; the message says which and why."""
+
+
+def _checked_as(kind: Any) -> AfterValidator:
+    """A string that must parse as ``kind`` (a pydantic URL type), kept exactly as given."""
+    adapter: TypeAdapter[Any] = TypeAdapter(kind)
+
+    def check(value: str) -> str:
+        adapter.validate_python(value)
+        return value
+
+    return AfterValidator(check)
+
+
+def _blank_is_unset(value: Any) -> Any:
+    """``LECTOR_LICENSE_URL=`` (docker-compose's ``${VAR:-}``) means not set, as it always has."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _url_of(kind: str, schemes: tuple[str, ...]) -> AfterValidator:
+    """A URL whose scheme is one of ``schemes`` (with any ``+driver``), kept as given. Not pydantic's ``PostgresDsn``
+    or ``RedisDsn``: they demand a host, and a socket URL has none
+    (``postgresql+psycopg://postgres:@/postgres?host=/path``, the embedded server's)."""
+
+    def check(value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme.split("+", 1)[0] not in schemes:
+            raise ValueError(f"a {kind} URL starts with one of: {', '.join(s + '://' for s in schemes)}")
+        _ = parts.port  # a port that is not a number raises here
+        return value
+
+    return AfterValidator(check)
+
+
+PostgresUrl = Annotated[str, _url_of("PostgreSQL", ("postgresql", "postgres"))]
+#: A Redis URL as redis-py and Celery take it: TCP, TLS or a Unix socket.
+RedisUrl = Annotated[str, _url_of("Redis", ("redis", "rediss", "unix"))]
+#: An http(s) URL of a service lector calls (a model service, the licence and usage endpoints).
+WebUrl = Annotated[str, _checked_as(HttpUrl)]
+OptionalWebUrl = Annotated[WebUrl | None, BeforeValidator(_blank_is_unset)]
+#: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``: what torch takes, and what ``auto`` resolves to.
+Device = Annotated[str, Field(pattern=r"^(auto|cpu|cuda(:[0-9]+)?)$")]
+LogLevel = Annotated[
+    Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+    BeforeValidator(lambda value: value.strip().upper() if isinstance(value, str) else value),
+]
+Port = Annotated[int, Field(ge=0, le=65535)]
+
+
+def describe(error: ValidationError, prefix: str = "LECTOR_") -> str:
+    """One line per bad value, by environment variable: ``LECTOR_ENGINE_DTYPE: Input should be ...``."""
+    lines = []
+    for problem in error.errors(include_input=False, include_url=False):
+        field = next((str(part) for part in problem["loc"] if isinstance(part, str)), "")
+        # A field read without the prefix (MODEL_URL) is located by its variable's own name.
+        name = (field if field.isupper() else f"{prefix}{field.upper()}") if field else "settings"
+        lines.append(f"{name}: {problem['msg'].removeprefix('Value error, ')}")
+    return "invalid configuration: " + "; ".join(lines)
+
+
+class _Checked(BaseSettings):
+    """A ``BaseSettings`` whose bad values fail with ``InvalidSettings`` (see ``describe``)."""
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            raise InvalidSettings(describe(error)) from None
+
+
+class Settings(_Checked):
     """Environment-driven settings, prefix ``LECTOR_``."""
 
-    model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore", hide_input_in_errors=True)
 
-    env: str = Field("dev", description="dev, test or prod; prod refuses placeholder secrets")
+    env: Literal["dev", "test", "prod"] = Field("dev", description="prod refuses placeholder secrets")
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: Port = 8000
     data_dir: Path = Field(Path(".lector"), description="project-local state for embedded services")
     # HTTP edges: a 2,000,000-character book is at most 8 MB of UTF-8 (12 MB as JSON \u escapes).
     max_body_bytes: int = Field(32 * 1024 * 1024, gt=0, description="larger request bodies get 413")
@@ -32,14 +118,14 @@ class Settings(BaseSettings):
     restart_limit_per_minute: int = Field(5, ge=1)
     restart_backoff_s: float = Field(1.0, ge=0)
     log_format: Literal["text", "json"] = Field("text", description="json: one object per line, with bound ids")
-    log_level: str = "INFO"
+    log_level: LogLevel = "INFO"
 
     # None means: use the local service on its standard port if it answers, else start an embedded one.
-    database_url: str | None = None
-    redis_url: str | None = None
+    database_url: PostgresUrl | None = None
+    redis_url: RedisUrl | None = None
 
     # Object store: S3 when s3_bucket is set, else a local directory under data_dir.
-    s3_endpoint_url: str | None = None
+    s3_endpoint_url: OptionalWebUrl = None
     s3_bucket: str | None = None
     s3_region: str = "us-east-1"
     s3_access_key_id: str | None = None
@@ -49,7 +135,7 @@ class Settings(BaseSettings):
 
     # Synthesis
     torch_threads: int = 0  # 0: every core
-    device: str = "auto"  # auto, cpu, cuda
+    device: Device = "auto"
     engine_dtype: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
         description="neural precision: auto (VITS float32; Kokoro int8 convolutions on CPU, float32 on GPUs), "
@@ -61,7 +147,7 @@ class Settings(BaseSettings):
         "faster there than PyTorch; our PyTorch modules on GPUs), torch, onnxruntime (CPU only)",
     )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
-    model_url: str | None = Field(None, validation_alias="MODEL_URL")
+    model_url: OptionalWebUrl = Field(None, validation_alias="MODEL_URL")
     engine_slots: int = Field(
         -1, description="in-process synthesis steps at once in the API; -1: one per core (none with MODEL_URL), 0: no limit"
     )
@@ -83,21 +169,21 @@ class Settings(BaseSettings):
     admin_token: SecretStr | None = None
 
     # Self-hosted mode (`lector serve --self-hosted`): no database, Redis or object store.
-    ws_port: int = 8001
+    ws_port: Port = 8001
     api_keys: str | None = Field(None, description="comma-separated keys, plaintext or sha256:<hex>")
     api_keys_file: Path | None = Field(None, description="one key per line; store sha256:<hex> to keep them hashed at rest")
-    arcana_eng_model_url: str | None = Field(None, validation_alias="ARCANA_ENG_MODEL_URL")
-    arcana_spa_model_url: str | None = Field(None, validation_alias="ARCANA_SPA_MODEL_URL")
-    arcana_fra_model_url: str | None = Field(None, validation_alias="ARCANA_FRA_MODEL_URL")
-    arcana_ger_model_url: str | None = Field(None, validation_alias="ARCANA_GER_MODEL_URL")
+    arcana_eng_model_url: OptionalWebUrl = Field(None, validation_alias="ARCANA_ENG_MODEL_URL")
+    arcana_spa_model_url: OptionalWebUrl = Field(None, validation_alias="ARCANA_SPA_MODEL_URL")
+    arcana_fra_model_url: OptionalWebUrl = Field(None, validation_alias="ARCANA_FRA_MODEL_URL")
+    arcana_ger_model_url: OptionalWebUrl = Field(None, validation_alias="ARCANA_GER_MODEL_URL")
     model_connect_timeout_s: float = 0.5  # short: a down model service must fail a request fast
     model_read_timeout_s: float = 60.0
     license: SecretStr | None = Field(None, description="the licence token itself (LECTOR_LICENSE)")
     license_file: Path | None = None
     license_public_key: str | None = Field(None, description="the vendor's Ed25519 public key, base64")
-    license_url: str | None = None
+    license_url: OptionalWebUrl = None
     license_check_interval_s: float = 300.0
-    usage_url: str | None = None
+    usage_url: OptionalWebUrl = None
     usage_spool_dir: Path | None = None  # default: data_dir / "usage-spool"
     usage_flush_interval_s: float = 10.0
 
@@ -105,7 +191,7 @@ class Settings(BaseSettings):
     model_voice: str | None = Field(
         None, description="catalog speaker(s) to serve, comma-separated, or 'neural'; default: the bundled voice"
     )
-    worker_metrics_port: int | None = Field(None, description="lector worker: serve /metrics on this port")
+    worker_metrics_port: Port | None = Field(None, description="lector worker: serve /metrics on this port")
     model_voice_file: Path | None = Field(
         None, description="a file of speakers to serve, one a line (what a language package image provides)"
     )
@@ -133,16 +219,16 @@ class Settings(BaseSettings):
         return self.objects_dir or (self.data_dir / "objects")
 
 
-class ClientSettings(BaseSettings):
+class ClientSettings(_Checked):
     """What ``lector jobs`` (a client of the API, often on another machine) reads: prefix ``LECTOR_``.
     Apart from ``Settings`` so that a client needs none of the server's secrets or validation."""
 
-    model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="LECTOR_", env_file=None, extra="ignore", hide_input_in_errors=True)
 
     # The API it talks to and the key it sends. Default: what `make run` recorded under data_dir
     # (run.json), else http://LECTOR_HOST:LECTOR_PORT, and the dev key `make run` wrote.
-    api_url: str | None = None
+    api_url: OptionalWebUrl = None
     api_key: SecretStr | None = None
     data_dir: Path = Field(Path(".lector"), description="where `make run` wrote run.json and the dev key")
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: Port = 8000

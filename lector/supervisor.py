@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TypedDict
 
 from lector import runfile
 from lector.backends import Backends, resolve
@@ -93,7 +94,12 @@ def run_children(children: list[tuple[list[str], dict[str, str]]], settings: Set
     return supervise({f"child{i}": child for i, child in enumerate(children)}, **_restart_options(settings or Settings()))
 
 
-def _restart_options(settings: Settings) -> dict[str, float]:
+class _RestartOptions(TypedDict):
+    max_restarts_per_minute: int
+    backoff_s: float
+
+
+def _restart_options(settings: Settings) -> _RestartOptions:
     return {"max_restarts_per_minute": settings.restart_limit_per_minute, "backoff_s": settings.restart_backoff_s}
 
 
@@ -170,7 +176,12 @@ def run(settings: Settings) -> int:
             supervisor.add(name, argv, {**env, **overrides})
             print(f"  {name:<14} {_where(settings, argv)}", flush=True)  # noqa: T201
         urls = (backends.database_url, backends.redis_url, settings.visibility_timeout_s)
-        supervisor.on_restart = lambda name: resume_jobs(*urls) if name.startswith("worker-") else None
+
+        def on_restart(name: str) -> None:
+            if name.startswith("worker-"):
+                resume_jobs(*urls)
+
+        supervisor.on_restart = on_restart
         supervisor.start()
         print(  # noqa: T201
             f"lector is starting on http://{_client_host(settings.host)}:{settings.port} (Ctrl-C stops it)", flush=True

@@ -191,7 +191,8 @@ def render(
     fmt = params.get("format", "wav")
     out_rate = int(params.get("sampling_rate") or DEFAULT_RATE)
     timeline = _timeline(objects, job_id, layout, durations)
-    loudness, peaks = float("-inf"), []
+    loudness: float = float("-inf")
+    peaks: list[float] = []
     try:
         with ExitStack() as stack:
             timing = _TimingWriter(stack, workdir)

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from scheduler.errors import InvalidChapters
+
 MIN_BODY_CHARS: Final = 1  # a heading with no text under it is a contents line or a "Part" title
 MIN_CHAPTER_CHARS: Final = 200  # a shorter chapter must not look like a contents entry (below)
 CONTENTS_RUN: Final = 5  # this many short-bodied headings in a row are a table of contents
@@ -229,24 +231,24 @@ def sections_for(text: str, params: dict[str, Any]) -> list[Section]:
 
 
 def check_given(chapters: Any, text_length: int) -> list[dict[str, Any]]:
-    """Validate request chapters (``[{"title": str, "start": int}, ...]``); raise ValueError with
-    the message the client sees."""
+    """Validate request chapters (``[{"title": str, "start": int}, ...]``); raise
+    ``InvalidChapters`` with the message the client sees."""
     if not isinstance(chapters, list) or not chapters:
-        raise ValueError("chapters must be a non-empty list of {title, start}")
+        raise InvalidChapters("chapters must be a non-empty list of {title, start}")
     if len(chapters) > 10_000:
-        raise ValueError("chapters must have at most 10000 entries")
+        raise InvalidChapters("chapters must have at most 10000 entries")
     out: list[dict[str, Any]] = []
     previous = -1
     for item in chapters:
         if not isinstance(item, dict):
-            raise ValueError("chapters must be a non-empty list of {title, start}")
+            raise InvalidChapters("chapters must be a non-empty list of {title, start}")
         title, start = item.get("title"), item.get("start", 0 if not out else None)
         if not isinstance(title, str) or not title.strip() or len(title) > 500:
-            raise ValueError("each chapter needs a title (a non-empty string of at most 500 characters)")
+            raise InvalidChapters("each chapter needs a title (a non-empty string of at most 500 characters)")
         if isinstance(start, bool) or not isinstance(start, int) or not (0 <= start < text_length):
-            raise ValueError("each chapter's start must be a character offset inside the text")
+            raise InvalidChapters("each chapter's start must be a character offset inside the text")
         if start <= previous:
-            raise ValueError("chapters must be in order of their start")
+            raise InvalidChapters("chapters must be in order of their start")
         previous = start
         out.append({"title": title.strip(), "start": start})
     return out
@@ -256,16 +258,16 @@ def join_given(chapters: Any) -> tuple[str, list[dict[str, Any]]]:
     """Chapters given as ``[{"title", "text"}]`` (no ``text`` field in the request): the book is
     their titles and texts in order, each title read as its chapter's first paragraph."""
     if not isinstance(chapters, list) or not chapters:
-        raise ValueError("chapters must be a non-empty list of {title, text}")
+        raise InvalidChapters("chapters must be a non-empty list of {title, text}")
     parts: list[str] = []
     marks: list[dict[str, Any]] = []
     position = 0
     for item in chapters:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-            raise ValueError("chapters must be a non-empty list of {title, text}")
+            raise InvalidChapters("chapters must be a non-empty list of {title, text}")
         title = item.get("title")
         if not isinstance(title, str) or not title.strip():
-            raise ValueError("each chapter needs a title (a non-empty string of at most 500 characters)")
+            raise InvalidChapters("each chapter needs a title (a non-empty string of at most 500 characters)")
         piece = f"{title.strip()}\n\n{item['text'].strip()}\n\n"
         marks.append({"title": title.strip(), "start": position})
         parts.append(piece)

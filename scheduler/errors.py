@@ -1,7 +1,9 @@
 """Errors of the job lifecycle. No HTTP statuses: ``facade/errors.py`` maps them.
 
     SchedulerError
-    └── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
+    ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
+    ├── SourceError           an upload that is not the book it claims to be (a broken EPUB)
+    └── InvalidChapters       chapters given with a job that do not fit its text
 
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
@@ -18,6 +20,15 @@ class SchedulerError(Exception):
 
 class InvalidWebhookUrl(SchedulerError):
     pass
+
+
+class SourceError(SchedulerError):
+    """The upload cannot be read as the kind of file it claims to be (the message is the client's)."""
+
+
+class InvalidChapters(SchedulerError, ValueError):
+    """A job's given chapters are malformed (the message is the client's). Also a ``ValueError``,
+    as the argument checks it is."""
 
 
 # What a customer reads in a failed job's ``error`` (the API and the webhook): a short list of

@@ -19,11 +19,14 @@ import math
 import multiprocessing
 import os
 import threading
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Final
+from typing import Final, ParamSpec, TypeVar
 
+P = ParamSpec("P")
+T = TypeVar("T")
 THREADS_UP_TO: Final = 1
 #: Imported once in the forkserver, so a child starts with them loaded.
 _PRELOAD: Final = ["numpy", "av", "soxr", "scipy.signal", "scheduler.rendering", "scheduler.measuring"]
@@ -90,7 +93,7 @@ class _Kept(Executor):
     def __init__(self, pool: ProcessPoolExecutor) -> None:
         self._pool = pool
 
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def,override]
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         return self._pool.submit(fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

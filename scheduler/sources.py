@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree
 
 from scheduler.chapters import markdown_to_text
+from scheduler.errors import SourceError
 
 _NS: Final = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -33,10 +34,6 @@ _BLOCKS: Final = frozenset(
 _HEADINGS: Final = frozenset("h1 h2 h3 h4".split())
 _SKIP: Final = frozenset("script style head title svg math".split())
 MAX_EPUB_MEMBER_BYTES: Final = 32 * 1024 * 1024
-
-
-class SourceError(ValueError):
-    """The upload cannot be read as the kind of file it claims to be (the message is the client's)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@
     ├── TextError
     │   └── PhonemesNotSupported `{phonemes}` for a voice whose engine takes only text
     ├── PhonemizerError          eSpeak NG failed or is unavailable
+    ├── WireError                (speech.wire) a model-service request or frame stream out of format
     ├── EngineError              inference failed (torch or weight loading)
     │   └── WeightsError         voice weights missing or not in the expected shape
     └── AudioError

@@ -7,7 +7,7 @@ the last. Word timings are reported per sentence, shifted to the start of the wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,7 @@ def pcm_stream(
     *,
     sample_rate: int,
     stats: StreamStats,
-) -> Iterator[AudioChunk]:
+) -> Generator[AudioChunk, None, None]:
     """Resampled audio chunks at ``sample_rate``, one per unit, timings on the stream clock."""
     resampler: StreamResampler | None = None
     for unit in units:
@@ -62,7 +62,7 @@ def pcm_stream(
 
 def encoded_stream(
     chunks: Iterator[AudioChunk], fmt: AudioFormat, sample_rate: int, *, bitrate: int | None = None
-) -> Iterator[bytes]:
+) -> Generator[bytes, None, None]:
     encoder = open_encoder(fmt, sample_rate, bitrate=bitrate)
     for chunk in chunks:
         data = encoder.encode(chunk.samples)

@@ -48,6 +48,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from speech.errors import SpeechError
 from speech.types import AudioChunk, WordTiming
 
 MEDIA_TYPE: Final = "application/x-lector-frames"
@@ -60,8 +61,9 @@ HEADER, SENTENCE, PCM, DONE, ERROR = b"H", b"S", b"P", b"D", b"E"
 _PREFIX = struct.Struct(">cI")
 
 
-class WireError(ValueError):
-    """A request or a frame stream that does not follow this format."""
+class WireError(SpeechError, ValueError):
+    """A request or a frame stream that does not follow this format. Also a ``ValueError``: the
+    model service answers it as it answers a body that is not JSON."""
 
 
 @dataclass(frozen=True, slots=True)

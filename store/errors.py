@@ -9,10 +9,12 @@ per adapter and re-raised from these. No HTTP statuses here.
     ├── AuthError
     │   ├── InvalidApiKey        unknown or revoked key
     │   └── InvalidSubscription  the key's account has no valid subscription
+    ├── KeyNotFound              no key under that prefix (an operator's revoke, not a login)
     ├── AccountNotFound
     ├── AccountExists
     ├── JobNotFound
-    └── IdempotencyConflict      same Idempotency-Key, different request body
+    ├── IdempotencyConflict      same Idempotency-Key, different request body
+    └── InvalidArgument          a value the store refuses; the message is the caller's
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ class InvalidSubscription(AuthError):
     pass
 
 
+class KeyNotFound(StoreError):
+    """No key has this prefix. Not ``InvalidApiKey``: the admin API answers it 404, a login 401."""
+
+
 class AccountNotFound(StoreError):
     pass
 
@@ -66,3 +72,8 @@ class JobNotFound(StoreError):
 
 class IdempotencyConflict(StoreError):
     pass
+
+
+class InvalidArgument(StoreError, ValueError):
+    """A value the store refuses (an empty account name, an unknown report dimension). Also a
+    ``ValueError``: callers that validate before calling may treat it as one."""

@@ -53,9 +53,15 @@ def register(app: Celery, resources: Callable[[], Resources]) -> None:
     """Register the tasks on ``app``; ``resources`` gives this process's parts (built on first use)."""
     global _resources
     _resources = resources
-    for name, body in ((TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble)):
+    job_tasks: tuple[tuple[str, Callable[..., Any]], ...] = (
+        (TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble),
+    )
+    for name, body in job_tasks:
         app.task(name=name, base=JobTask, **RETRY)(body)
-    for name, body in ((TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire)):
+    other_tasks: tuple[tuple[str, Callable[..., Any]], ...] = (
+        (TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire),
+    )
+    for name, body in other_tasks:
         app.task(name=name, **RETRY)(body)
 
 

@@ -3,8 +3,8 @@
 Separate from customer keys: the admin bearer is compared (as SHA-256 digests, in constant time)
 with the configured token, never looked up in ``api_keys``. No token configured means no admin
 API: every admin route answers 403 ``access forbidden``, before any header is read. Errors are
-plain text like the rest of the API; store errors that mean something else here than on the
-customer routes (an unknown key prefix is 404, not 401) are translated in ``_admin_errors``.
+plain text like the rest of the API, from the one table in ``facade.errors`` (an unknown key
+prefix is the store's ``KeyNotFound``, 404, not a login's 401).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -30,7 +29,6 @@ from facade.validation import parse_json_body
 from store.db import accounts as account_repo
 from store.db import keys as key_repo
 from store.db.reports import report_csv, report_document, usage_report
-from store.errors import AccountExists, AccountNotFound, InvalidApiKey
 
 T = TypeVar("T")
 ACCOUNT_FIELDS = frozenset(
@@ -54,25 +52,11 @@ def require_admin(request: Request, services: ServicesDep) -> None:
 router = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
 
 
-@contextmanager
-def _admin_errors() -> Iterator[None]:
-    try:
-        yield
-    except AccountNotFound as exc:
-        raise e.ApiError(404, "account not found") from exc
-    except AccountExists as exc:
-        raise e.ApiError(409, "account already exists") from exc
-    except InvalidApiKey as exc:
-        raise e.ApiError(404, "key not found") from exc
-    except ValueError as exc:
-        raise e.ApiError(400, str(exc)) from exc
-
-
 async def _in_session(services: Services, work: Callable[[Any], T]) -> T:
     """Run ``work(session)`` in one committed transaction, off the event loop."""
 
     def run() -> T:
-        with _admin_errors(), session_for(services) as session:
+        with session_for(services) as session:
             return work(session)
 
     return await run_in_threadpool(run)

@@ -46,8 +46,8 @@ def checks_of(services: Services) -> dict[str, Callable[[], Any]]:
         checks["postgresql"] = lambda: _select_one(services)
     if services.redis is not None:
         checks["redis"] = services.redis.ping
-    if services.objects is not None:
-        checks["objects"] = lambda: services.objects.exists(PROBE_KEY)
+    if (objects := services.objects) is not None:
+        checks["objects"] = lambda: objects.exists(PROBE_KEY)
     return checks
 
 

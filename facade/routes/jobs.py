@@ -20,19 +20,18 @@ from starlette.datastructures import UploadFile
 from starlette.requests import ClientDisconnect
 
 from facade import errors as e
-from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configured, session_for
 from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
-from scheduler.errors import InvalidWebhookUrl
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
-from store.errors import JobNotFound, ObjectNotFound
+from store.errors import JobNotFound
 
 router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
@@ -71,7 +70,7 @@ def _job_id(raw: str) -> uuid.UUID:
     try:
         return uuid.UUID(raw)
     except ValueError:
-        raise e.ApiError(404, "job not found") from None
+        raise JobNotFound(f"no job {e.cut(raw)}") from None  # not an id: no such job
 
 
 def _max_chars(services: Services) -> int:
@@ -158,11 +157,8 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     payload = _clean_controls(payload)
     given = payload.get("chapters")
     if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
-        try:
-            payload = {**payload}
-            payload["text"], payload["chapters"] = chapter_rules.join_given(given)
-        except ValueError as exc:
-            raise e.ApiError(400, str(exc)) from None
+        payload = {**payload}
+        payload["text"], payload["chapters"] = chapter_rules.join_given(given)  # InvalidChapters: 400
     req = parse_request(payload, max_chars=_max_chars(services))
     fmt = payload.get("format", "wav")
     if not isinstance(fmt, str) or fmt not in intake.FORMATS:
@@ -178,10 +174,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         raise e.ApiError(400, "skipFrontMatter must be a boolean")
     chapters = None
     if payload.get("chapters") is not None:
-        try:
-            chapters = chapter_rules.check_given(payload["chapters"], len(req.text))
-        except ValueError as exc:
-            raise e.ApiError(400, str(exc)) from None
+        chapters = chapter_rules.check_given(payload["chapters"], len(req.text))
     requested = req.model_id or DEFAULT_MODEL
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
@@ -229,33 +222,27 @@ async def _form_payload(request: Request, max_chars: int) -> dict[str, Any]:
     await form.close()
     if len(data) > MAX_UPLOAD_BYTES:
         raise e.ApiError(413, f"file is too large (at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB)")
-    try:
-        book = await run_in_threadpool(
-            sources.read_upload, upload.filename or "", upload.content_type, data,
-            skip_front_matter=bool(payload.get("skipFrontMatter")),
-        )
-    except sources.SourceError as exc:
-        raise e.ApiError(400, str(exc)) from None
+    book = await run_in_threadpool(  # a SourceError (not the book it claims to be) is the table's 400
+        sources.read_upload, upload.filename or "", upload.content_type, data,
+        skip_front_matter=bool(payload.get("skipFrontMatter")),
+    )
     payload["text"] = book.text
     if book.chapters and "chapters" not in payload:
         payload["chapters"] = book.chapters
-    for name, value in (("title", book.title), ("author", book.author)):
-        if value and not payload.get(name):
-            payload[name] = value
+    for name, found in (("title", book.title), ("author", book.author)):
+        if found and not payload.get(name):
+            payload[name] = found
     return payload
 
 
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
-    try:
-        with services.session_factory() as session:  # type: ignore[misc]
-            job, created, messages = lifecycle.submit(
-                session=session, objects=services.objects, account_id=principal.account_id, spec=spec,
-                idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
-            )
-            view = job_view(job)
-    except InvalidWebhookUrl as exc:
-        raise e.ApiError(400, str(exc)) from exc
-    services.dispatcher.send_all(messages)  # only after the commit above
+    with session_for(services) as session:
+        job, created, messages = lifecycle.submit(  # InvalidWebhookUrl: the table's 400
+            session=session, objects=services.objects, account_id=configured(principal.account_id), spec=spec,
+            idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
+        )
+        view = job_view(job)
+    configured(services.dispatcher).send_all(messages)  # only after the commit above
     return view, created
 
 
@@ -282,7 +269,7 @@ async def submit(
 
 
 def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[str, Any]:
-    with services.session_factory() as session:  # type: ignore[misc]
+    with session_for(services) as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=principal.account_id)
         done = None if job.is_terminal else job_repo.audio_seconds_done(session=session, job_id=job_id)
         view = job_view(job, audio_seconds_done=done)
@@ -305,9 +292,10 @@ async def list_(
     """The account's jobs, newest first; ``hasMore`` says whether ``offset + limit`` finds more."""
 
     def run() -> list[dict[str, Any]]:
-        with services.session_factory() as session:  # type: ignore[misc]
+        with session_for(services) as session:
             rows = job_repo.list_jobs(
-                session=session, account_id=principal.account_id, limit=limit + 1, offset=offset, status=status
+                session=session, account_id=configured(principal.account_id), limit=limit + 1, offset=offset,
+                status=status,
             )
             return [job_view(j) for j in rows]
 
@@ -321,18 +309,18 @@ async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) ->
     jid = _job_id(job_id)
 
     def run() -> tuple[dict[str, Any], list[Message]]:
-        with services.session_factory() as session:  # type: ignore[misc]
-            job, messages = lifecycle.cancel(session=session, job_id=jid, account_id=principal.account_id)
+        with session_for(services) as session:
+            job, messages = lifecycle.cancel(session=session, job_id=jid, account_id=configured(principal.account_id))
             return job_view(job), messages
 
     view, messages = await run_in_threadpool(run)
     # only after the commit above; a Redis publish blocks, so off the event loop
-    await run_in_threadpool(services.dispatcher.send_all, messages)
+    await run_in_threadpool(configured(services.dispatcher).send_all, messages)
     return JSONResponse(view)
 
 
 def _result(services: Services, principal: Principal, jid: uuid.UUID) -> Any:
-    with services.session_factory() as session:  # type: ignore[misc]
+    with session_for(services) as session:
         job = job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
         if retention.is_expired(job):
             raise e.ApiError(410, EXPIRED)
@@ -352,28 +340,23 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
     key, content_type = await run_in_threadpool(_result, services, principal, _job_id(job_id))
     if request.headers.get("accept", "").split(";")[0].strip().lower() == "application/json":
         name = f"{job_id}.{key.rsplit('.', 1)[-1]}" if "." in key.rsplit("/", 1)[-1] else job_id
-        url = await run_in_threadpool(services.objects.presigned_url, key, expires_s=services.presign_seconds)
+        url = await run_in_threadpool(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
         download = await run_in_threadpool(
-            lambda: services.objects.presigned_url(key, expires_s=services.presign_seconds, download_name=name)
+            lambda: configured(services.objects).presigned_url(key, expires_s=services.presign_seconds, download_name=name)
         )
         return JSONResponse({"url": url, "downloadUrl": download, "expiresIn": services.presign_seconds})
-    url = await run_in_threadpool(services.objects.presigned_url, key, expires_s=services.presign_seconds)
+    url = await run_in_threadpool(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
     if url:
         return RedirectResponse(url, status_code=307)
-    try:
-        data = await run_in_threadpool(services.objects.get_bytes, key)
-    except ObjectNotFound as exc:  # deleted under us (retention, an operator): as the subtitles answer
-        raise JobNotFound(str(exc)) from exc
+    # Deleted under us (retention, an operator): ObjectNotFound, answered as a missing job.
+    data = await run_in_threadpool(configured(services.objects).get_bytes, key)
     return Response(data, media_type=content_type or "application/octet-stream")
 
 
 async def _artefact(services: Services, principal: Principal, raw_id: str, key_of: Any, media_type: str) -> Response:
     jid = _job_id(raw_id)
     await run_in_threadpool(_result, services, principal, jid)
-    try:
-        data = await run_in_threadpool(services.objects.get_bytes, key_of(jid))
-    except ObjectNotFound as exc:
-        raise JobNotFound(str(exc)) from exc
+    data = await run_in_threadpool(configured(services.objects).get_bytes, key_of(jid))
     return Response(data, media_type=media_type)
 
 

@@ -9,7 +9,6 @@ OpenAI's JSON shape, because OpenAI's clients parse them.
 
 from __future__ import annotations
 
-import logging
 import uuid
 
 import numpy as np
@@ -19,10 +18,10 @@ from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, Services, ServicesDep, current_principal
+from facade.errors import OpenAIError
 from facade.openai_compat import (
     OUTPUT_FORMATS,
     SAMPLE_RATE,
-    OpenAIError,
     lector_model,
     lector_speaker,
     parse_speech,
@@ -35,34 +34,15 @@ from facade.validation import SynthesisRequest
 from speech.audio import encode_whole
 from speech.errors import SpeechError
 from speech.streaming import StreamStats, pcm_stream
-from store.errors import StoreError
 
-log = logging.getLogger("lector.openai")
-router = APIRouter()
+router = APIRouter(route_class=e.OpenAIRoute)
 ENDPOINT = "audio-speech"  # the name accounts' allowedEndpoints use for this route
 
 
 @router.post("/v1/audio/speech", response_model=None)
 async def audio_speech(request: Request, services: ServicesDep) -> Response:
-    """OpenAI's ``client.audio.speech.create(...)``, answered by lector."""
-    try:
-        return await _speech(request, services)
-    except OpenAIError as exc:
-        return exc.response()
-    except e.ApiError as exc:
-        return OpenAIError(exc.status, exc.message, code=_code(exc.status)).response()
-    except (SpeechError, StoreError) as exc:
-        mapped = e.lookup(exc)
-        if mapped is None:
-            log.exception("speech request failed", exc_info=exc)
-            return OpenAIError(500, e.INTERNAL).response()
-        return OpenAIError(mapped[0], mapped[1], code=_code(mapped[0])).response()
-    except Exception as exc:  # noqa: BLE001 - never a traceback to the customer
-        log.exception("speech request failed", exc_info=exc)
-        return OpenAIError(500, e.INTERNAL).response()
-
-
-async def _speech(request: Request, services: Services) -> Response:
+    """OpenAI's ``client.audio.speech.create(...)``, answered by lector. Errors take OpenAI's
+    shape through the router's ``OpenAIRoute``, from the one table in ``facade.errors``."""
     principal = await run_in_threadpool(current_principal, request, services)
     try:
         payload = await request.json()
@@ -106,7 +86,3 @@ def _whole(services: Services, principal: Principal, req: SynthesisRequest, plan
         record(services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
     return encode_whole(fmt, samples, SAMPLE_RATE)  # type: ignore[arg-type]
-
-
-def _code(status: int) -> str | None:
-    return {401: "invalid_api_key", 403: "model_not_allowed", 429: "rate_limit_exceeded"}.get(status)

@@ -76,13 +76,9 @@ async def audio_stream(
         rate,
     )
     started = time.perf_counter()
-    try:
+    # The seed: an unhandled 500 here is JSON.
+    with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed before the first byte", logger=log):
         first = await in_engine_thread(services, _next, chunks)
-    except Exception as exc:  # noqa: BLE001 - the seed: an unhandled 500 here is JSON
-        if (refusal := e.client_error(exc)) is not None:
-            raise refusal from exc
-        log.exception("synthesis failed before the first byte", exc_info=exc)
-        raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
     observe_first_byte(transport, fmt.value)
 
     async def body() -> AsyncIterator[bytes]:
@@ -131,12 +127,8 @@ async def json_variant(services: Services, principal: Principal, req: SynthesisR
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
     stats = StreamStats()
     try:
-        audio = await in_engine_thread(services, _whole, services, plan, fmt, rate, stats)
-    except Exception as exc:  # noqa: BLE001 - the same JSON 500 as the audio path
-        if (refusal := e.client_error(exc)) is not None:
-            raise refusal from exc
-        log.exception("synthesis failed (JSON variant)", exc_info=exc)
-        raise e.ApiError(500, e.INTERNAL, json_body=True) from exc
+        with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed (JSON variant)", logger=log):
+            audio = await in_engine_thread(services, _whole, services, plan, fmt, rate, stats)
     finally:
         await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})

@@ -37,10 +37,7 @@ async def own_usage(request: Request, services: ServicesDep, principal: Principa
                 session=session, account_id=principal.account_id, start=start, end=end, group_by=group_by
             )
 
-    try:
-        rows = await run_in_threadpool(work)
-    except ValueError as exc:
-        raise e.ApiError(400, str(exc)) from exc
+    rows = await run_in_threadpool(work)
     if wants_csv(request.headers.get("accept")):
         return Response(report_csv(rows, group_by), media_type="text/csv; charset=utf-8")
     document = report_document(rows, account=principal.account_name, start=start, end=end, group_by=group_by)

@@ -46,7 +46,6 @@ from facade.ratelimit import allow_connection
 from facade.usage import close_quietly, record
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest, parse_request
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
-from speech.errors import SpeechError
 from speech.streaming import StreamStats, encoded_stream, pcm_stream
 
 log = logging.getLogger("lector.ws")
@@ -110,10 +109,7 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         base = parse_request({**params, "text": "-"})
         plan = await run_in_threadpool(resolve, services, base, principal, endpoint=endpoint)
         allowed = JSON_WEBSOCKET_FORMATS if json_events else RAW_WEBSOCKET_FORMATS
-        try:
-            fmt = from_audio_format_param(params.get("audioFormat") or "pcm", allowed=allowed)
-        except SpeechError as exc:
-            raise e.ApiError(400, str(exc)) from exc
+        fmt = from_audio_format_param(params.get("audioFormat") or "pcm", allowed=allowed)
         segment = params.get("segment", "bySentence")
         if segment not in ("bySentence", "immediate", "never"):
             raise e.ApiError(400, "segment must be one of: bySentence, immediate, never")
@@ -215,8 +211,7 @@ async def _worker(websocket: WebSocket, session: SocketState) -> None:
 
 async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
     """Close with 1011 and ``<status>: <message>``, the HTTP answer the same failure would get."""
-    mapped = (exc.status, exc.message) if isinstance(exc, e.ApiError) else e.lookup(exc)
-    status, message = mapped or (500, e.INTERNAL)
+    status, message = e.status_and_message(exc)
     if status >= 500:
         log.exception("websocket failed", exc_info=exc)
     with contextlib.suppress(Exception):

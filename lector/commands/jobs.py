@@ -151,7 +151,7 @@ def _follow(client: httpx.Client, job_id: str) -> dict[str, Any]:
     with Progress(*columns, console=console) as progress:
         task = progress.add_task("queued", total=None, rtf="")
         while True:
-            job = _check(client.get(f"/v1/jobs/{job_id}"))
+            job: dict[str, Any] = _check(client.get(f"/v1/jobs/{job_id}"))
             done, total = job["progress"]["chunksDone"], job["progress"]["chunksTotal"]
             elapsed = time.monotonic() - started
             audio = job["progress"].get("audioSeconds") or job.get("durationSeconds") or 0

@@ -15,12 +15,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from store.db.models import Account
-from store.errors import AccountExists, AccountNotFound
+from store.errors import AccountExists, AccountNotFound, InvalidArgument
 
 
 def _require_aware(value: datetime | None) -> None:
     if value is not None and value.tzinfo is None:
-        raise ValueError("subscription_valid_until must be timezone-aware")
+        raise InvalidArgument("subscription_valid_until must be timezone-aware")
 
 
 def create_account(
@@ -40,7 +40,7 @@ def create_account(
     _require_aware(subscription_valid_until)
     name = name.strip()
     if not name:
-        raise ValueError("account name must not be empty")
+        raise InvalidArgument("account name must not be empty")
     if session.scalar(select(Account.id).where(Account.name == name)) is not None:
         raise AccountExists(f"account {name!r} already exists")
     account = Account(
@@ -96,7 +96,7 @@ def set_limits(
 ) -> Account:
     """Replace all three limits at once; ``None`` for a list means "everything allowed"."""
     if ws_connections_per_minute < 0:
-        raise ValueError("ws_connections_per_minute must not be negative")
+        raise InvalidArgument("ws_connections_per_minute must not be negative")
     account = get_account_by_name(session=session, name=name)
     account.allowed_models = list(allowed_models) if allowed_models is not None else None
     account.allowed_endpoints = list(allowed_endpoints) if allowed_endpoints is not None else None

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from store.db.models import Account, ApiKey
-from store.errors import InvalidApiKey, InvalidSubscription
+from store.errors import InvalidApiKey, InvalidSubscription, KeyNotFound
 
 KEY_PREFIX: Final = "lk_"
 KEY_RANDOM_CHARS: Final = 40
@@ -105,7 +105,7 @@ def revoke_key(
 ) -> ApiKey:
     """Revoke the key with this visible prefix (optionally only within one account).
 
-    Revoking a revoked key keeps its first revocation time. Raises ``InvalidApiKey`` when no
+    Revoking a revoked key keeps its first revocation time. Raises ``KeyNotFound`` when no
     such key exists.
     """
     query = select(ApiKey).where(ApiKey.prefix == prefix)
@@ -113,7 +113,7 @@ def revoke_key(
         query = query.where(ApiKey.account_id == account_id)
     api_key = session.scalar(query)
     if api_key is None:
-        raise InvalidApiKey(f"no key with prefix {prefix!r}")
+        raise KeyNotFound(f"no key with prefix {prefix!r}")
     if api_key.revoked_at is None:
         api_key.revoked_at = now or datetime.now(UTC)
         session.flush()

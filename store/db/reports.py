@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from store.db.models import Account, ApiKey, Usage, UsageDaily
+from store.errors import InvalidArgument
 
 DIMENSIONS: Final = ("day", "month", "account", "key", "model", "speaker", "transport", "lang")
 MEASURES: Final = ("rows", "characters", "audioSeconds")
@@ -51,9 +52,9 @@ def parse_group_by(value: str | Sequence[str]) -> tuple[str, ...]:
     names = [n for n in names if n]
     unknown = [n for n in names if n not in DIMENSIONS]
     if unknown:
-        raise ValueError(f"groupBy must be among {', '.join(DIMENSIONS)}; got {', '.join(unknown)}")
+        raise InvalidArgument(f"groupBy must be among {', '.join(DIMENSIONS)}; got {', '.join(unknown)}")
     if len(set(names)) != len(names):
-        raise ValueError("groupBy names a dimension twice")
+        raise InvalidArgument("groupBy names a dimension twice")
     return tuple(names)
 
 
@@ -127,9 +128,9 @@ def usage_report(
     """
     dims = parse_group_by(group_by)
     if start.tzinfo is None or end.tzinfo is None:
-        raise ValueError("report bounds must be timezone-aware")
+        raise InvalidArgument("report bounds must be timezone-aware")
     if start >= end:
-        raise ValueError("the report's start must be before its end")
+        raise InvalidArgument("the report's start must be before its end")
 
     parts = _sources(start, end, account_id)
     source = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery("u")

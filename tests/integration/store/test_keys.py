@@ -22,7 +22,7 @@ from store.db import (
     revoke_key,
     set_subscription,
 )
-from store.errors import InvalidApiKey, InvalidSubscription
+from store.errors import InvalidApiKey, InvalidSubscription, KeyNotFound
 
 KEY_RE = re.compile(r"^lk_[A-Za-z0-9_-]{40}$")
 
@@ -120,9 +120,9 @@ def test_revoking_twice_keeps_the_first_time(db_session: Session) -> None:
 def test_revoke_unknown_prefix_or_other_account(db_session: Session) -> None:
     account, stranger = _account(db_session), _account(db_session)
     api_key, _ = create_key(session=db_session, account_id=account.id)
-    with pytest.raises(InvalidApiKey):
+    with pytest.raises(KeyNotFound):
         revoke_key(session=db_session, prefix="lk_nothing00")
-    with pytest.raises(InvalidApiKey):
+    with pytest.raises(KeyNotFound):
         revoke_key(session=db_session, prefix=api_key.prefix, account_id=stranger.id)
 
 
