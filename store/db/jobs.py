@@ -19,7 +19,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from store.db.models import JOB_STATUSES, TERMINAL_JOB_STATUSES, Job, JobChunk, WebhookAttempt
-from store.errors import IdempotencyConflict, JobNotFound
+from store.errors import IdempotencyConflict, InvalidArgument, JobNotFound
 
 _STARTED_STATUSES = frozenset({"planning", "running", "assembling"})
 
@@ -90,9 +90,11 @@ def list_jobs(
     offset: int = 0,
     status: str | None = None,
 ) -> list[Job]:
-    """An account's jobs, newest first."""
+    """An account's jobs, newest first. Raises ``InvalidArgument`` for a status jobs never have."""
     query = select(Job).where(Job.account_id == account_id)
     if status is not None:
+        if status not in JOB_STATUSES:
+            raise InvalidArgument(f"status must be one of {', '.join(JOB_STATUSES)}")
         query = query.where(Job.status == status)
     query = query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit).offset(offset)
     return list(session.scalars(query))

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from facade.app import create_app
 from scheduler.queue import QUEUE_CPU, TASK_PLAN, TASK_WEBHOOK, Dispatcher, make_celery
 from speech.voices import Catalog
+from store.db.models import JOB_STATUSES
 from store.objects.local import LocalObjectStore
 from tests.support.services import services_with_key
 
@@ -49,4 +50,9 @@ def test_the_limit_is_the_setting_and_messages_follow_the_commit(
         assert _queued(broker)[1:] == [(TASK_WEBHOOK, repr([job_id, 1]))]
         assert client.delete(f"/v1/jobs/{job_id}", headers=auth).status_code == 200
         assert len(_queued(broker)) == 2  # canceling again announces nothing
+
+        listed = client.get("/v1/jobs?status=canceled", headers=auth)
+        assert [job["id"] for job in listed.json()["jobs"]] == [job_id]
+        bogus = client.get("/v1/jobs?status=bogus", headers=auth)  # a 400 that names the statuses, not a 500
+        assert (bogus.status_code, bogus.text) == (400, "status must be one of " + ", ".join(JOB_STATUSES))
     broker.close()
