@@ -67,6 +67,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Pat
     options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     options.add_experimental_option("prefs", {
         "download.default_directory": str(downloads), "download.prompt_for_download": False,
+        "profile.default_content_setting_values.automatic_downloads": 1,  # SRT, VTT, ... one after another
     })
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)

@@ -16,7 +16,7 @@ export function initAdmin() {
     newKey: $("new-key"), newKeyAccount: $("new-key-account"), newKeyValue: $("new-key-value"),
     copy: $("new-key-copy"), hide: $("new-key-hide"),
     usageForm: $("admin-usage-form"), from: $("admin-from"), to: $("admin-to"), csv: $("admin-csv"),
-    total: $("admin-total"), usageBody: $("admin-usage-body"),
+    total: $("admin-total"), usageBody: $("admin-usage-body"), status: $("admin-status"),
   };
   ui.token.value = secrets.adminToken;
   defaultDates(ui.from, ui.to);
@@ -40,8 +40,8 @@ export function initAdmin() {
       return el("tr", { "data-account": a.name },
         el("td", { text: a.name }),
         el("td", {}, el("span", { class: `badge ${a.status}`, text: a.status })),
-        el("td", {}, limit, el("button", { type: "button", text: "Save", "aria-label": `Save limit for ${a.name}`,
-          onclick: () => patch(a.name, { wsConnectionsPerMinute: Number(limit.value) }) })),
+        el("td", {}, el("div", { class: "inline" }, limit, el("button", { type: "button", text: "Save", "aria-label": `Save limit for ${a.name}`,
+          onclick: () => patch(a.name, { wsConnectionsPerMinute: Number(limit.value) }) }))),
         el("td", {}, el("button", { type: "button", class: toggle === "disabled" ? "danger" : "",
           text: toggle === "disabled" ? "Disable" : "Enable", "aria-label": `${toggle === "disabled" ? "Disable" : "Enable"} ${a.name}`,
           onclick: () => patch(a.name, { status: toggle }) })));
@@ -96,19 +96,26 @@ export function initAdmin() {
       el("td", { text: r.account }), el("td", { text: r.model }), el("td", { text: r.day }),
       el("td", { class: "num", text: formatNumber(r.rows) }), el("td", { class: "num", text: formatNumber(r.characters) }),
       el("td", { class: "num", text: r.audioSeconds.toFixed(1) }))));
+    if (!rows.length) ui.usageBody.append(el("tr", {}, el("td", { colspan: 6, class: "empty", text: "No usage in this period." })));
   }
 
   async function open() {
     showError(ui.error, "");
     hideNewKey();
     if (!secrets.adminToken) { ui.body.hidden = true; return; }
+    ui.login.setAttribute("aria-busy", "true");
+    ui.status.textContent = "Loading…";
     try {
       await loadAccounts();
       ui.body.hidden = false;
       await loadUsage();
+      ui.status.textContent = "";
     } catch (exc) {
       ui.body.hidden = true;
+      ui.status.textContent = "";
       fail(exc);
+    } finally {
+      ui.login.removeAttribute("aria-busy");
     }
   }
 

@@ -127,6 +127,11 @@ export function initPlayground() {
 
   ui.speak.addEventListener("click", () => {
     showError(ui.error, "");
+    if (!secrets.apiKey) {
+      showError(ui.error, "Paste your API key (make run prints one) in the API key field at the top.");
+      document.getElementById("api-key").focus();
+      return;
+    }
     if (socket) socket.close(1000);
     if (session) session.stop();
     clearInterval(ticker);

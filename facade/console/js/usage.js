@@ -1,6 +1,6 @@
 // Usage (customer): the key's own account, from GET /v1/usage, as a chart, a table and CSV.
 
-import { ApiError, call, el, formatNumber, isoDay, json, saveBlob, showError } from "./api.js";
+import { ApiError, call, el, formatNumber, isoDay, json, saveBlob, secrets, showError } from "./api.js";
 import { barChart } from "./chart.js";
 
 const $ = (id) => document.getElementById(id);
@@ -30,7 +30,14 @@ export function initUsage() {
 
   async function load() {
     showError(ui.error, "");
+    if (!secrets.apiKey) {
+      ui.chart.replaceChildren(el("p", { class: "empty", text: "Paste your API key at the top to see your usage." }));
+      ui.body.replaceChildren();
+      return;
+    }
     ui.total.textContent = "…";
+    ui.chart.setAttribute("aria-busy", "true");
+    if (!ui.chart.firstChild) ui.chart.append(el("p", { class: "empty", text: "Loading…" }));
     try {
       const report = await json(`/v1/usage?${query("day,model")}`);
       ui.total.textContent = formatNumber(report.total.characters);
@@ -42,9 +49,12 @@ export function initUsage() {
         el("td", { text: r.day }), el("td", { text: r.model }), el("td", { class: "num", text: formatNumber(r.rows) }),
         el("td", { class: "num", text: formatNumber(r.characters) }),
         el("td", { class: "num", text: r.audioSeconds.toFixed(1) }))));
+      ui.chart.removeAttribute("aria-busy");
       if (!report.rows.length) ui.body.append(el("tr", {}, el("td", { colspan: 5, class: "empty", text: "No usage in this period." })));
     } catch (exc) {
       ui.total.textContent = "–";
+      ui.chart.replaceChildren();
+      ui.chart.removeAttribute("aria-busy");
       showError(ui.error, exc instanceof ApiError ? exc.message : String(exc));
     }
   }
