@@ -169,7 +169,7 @@ def test_the_playground_speaks_a_sentence(console: Console) -> None:
     assert rtf.endswith("×") and float(rtf[:-1]) > 0
     assert console.driver.execute_script("return window.sessionStorage.getItem('lector.apiKey')") == console.api_key
     assert console.driver.execute_script("return window.localStorage.length") == 0
-    screenshot(console, "console-playground-desktop")
+    screenshot(console, "console-playground")
 
 
 def test_words_are_highlighted_as_they_are_spoken(console: Console) -> None:

@@ -3,7 +3,7 @@
 
 import { ApiError, call, el, formatNumber, json, saveBlob, secrets, showError } from "./api.js";
 import { barChart } from "./chart.js";
-import { defaultDates, period } from "./usage.js";
+import { daysBetween, defaultDates, period } from "./usage.js";
 
 const $ = (id) => document.getElementById(id);
 const message = (exc) => (exc instanceof ApiError ? exc.message : String(exc));
@@ -91,7 +91,7 @@ export function initAdmin() {
     barChart($("admin-chart-model"), rows.map((r) => ({ category: r.model, series: "", value: r.characters })),
       { label: "Characters by model" });
     barChart($("admin-chart-day"), rows.map((r) => ({ category: r.day, series: r.account, value: r.characters })),
-      { label: "Characters by day" });
+      { label: "Characters by day", axis: daysBetween(ui.from, ui.to) });
     ui.usageBody.replaceChildren(...rows.map((r) => el("tr", {},
       el("td", { text: r.account }), el("td", { text: r.model }), el("td", { text: r.day }),
       el("td", { class: "num", text: formatNumber(r.rows) }), el("td", { class: "num", text: formatNumber(r.characters) }),

@@ -12,6 +12,18 @@ export function period(fromInput, toInput) {
   return { from: fromInput.value, to: isoDay(to) };
 }
 
+/** Every day from one date input to the other, both included (the day chart's axis). */
+export function daysBetween(fromInput, toInput) {
+  const days = [];
+  const day = new Date(`${fromInput.value}T00:00:00Z`);
+  const last = new Date(`${toInput.value}T00:00:00Z`);
+  while (day <= last && days.length < 400) {
+    days.push(isoDay(day));
+    day.setUTCDate(day.getUTCDate() + 1);
+  }
+  return days;
+}
+
 export function defaultDates(fromInput, toInput, days = 30) {
   const today = new Date();
   const start = new Date(today);
@@ -44,7 +56,7 @@ export function initUsage() {
       ui.total.dataset.value = String(report.total.characters);
       ui.seconds.textContent = report.total.audioSeconds.toFixed(1);
       barChart(ui.chart, report.rows.map((r) => ({ category: r.day, series: r.model, value: r.characters })),
-        { label: "Characters by day and model" });
+        { label: "Characters by day and model", axis: daysBetween(ui.from, ui.to) });
       ui.body.replaceChildren(...report.rows.map((r) => el("tr", {},
         el("td", { text: r.day }), el("td", { text: r.model }), el("td", { class: "num", text: formatNumber(r.rows) }),
         el("td", { class: "num", text: formatNumber(r.characters) }),
