@@ -221,6 +221,41 @@ def test_words_are_highlighted_as_they_are_spoken(console: Console) -> None:
     assert spoken >= 1
 
 
+def test_without_websocket_or_web_audio_the_playground_streams_over_http(console: Console) -> None:
+    """A browser with neither WebSocket nor Web Audio (both removed before the page's scripts run)
+    gets MP3 from /v1/service-tts through MediaSource: it plays before the last byte is in."""
+    script = console.driver.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": "delete window.WebSocket; delete window.AudioContext; delete window.webkitAudioContext;"},
+    )
+    try:
+        console.driver.get("about:blank")  # a new document, so the script runs before the console's
+        speak(
+            console,
+            "Over plain HTTP this voice still starts early. It goes on with a second sentence. And a third.",
+        )
+        assert console.driver.execute_script("return typeof WebSocket") == "undefined"
+        seconds = wait_for(
+            console,
+            "return Number(document.getElementById('pg-seconds').dataset.audioSeconds) || null",
+            60,
+            "no audio over HTTP",
+        )
+        audio = console.driver.execute_script(
+            "const a = document.getElementById('pg-audio');"
+            " return [a.dataset.transport, a.src.startsWith('blob:'), a.buffered.length && a.buffered.end(0),"
+            " Number(a.dataset.playingAt), Number(a.dataset.doneAt)]"
+        )
+        assert audio[0] == "http" and audio[1] and audio[2] > 1.0 and seconds > 1.0
+        assert 0 < audio[3] < audio[4]  # playing began while the stream was still arriving
+        assert console.driver.execute_script("return document.getElementById('pg-error').hidden")
+    finally:
+        console.driver.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]}
+        )
+    console.driver.refresh()
+
+
 def test_a_short_book_renders_with_progress_and_downloads(console: Console) -> None:
     open_page(console, "books")
     fill(console, "API key", console.api_key)
