@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import time
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -99,13 +101,15 @@ def submit_and_follow(console: Console) -> str:
     previous = console.driver.execute_script("return document.getElementById('book-progress-id').textContent")
     control(console, "Submit").click()
     statuses: set[str] = set()
+    texts: set[str] = set()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         state = console.driver.execute_script(
             "const b = document.getElementById('book-progress'); const c = document.getElementById('book-progress-card');"
             "const e = document.getElementById('book-error');"
             "const id = document.getElementById('book-progress-id').textContent;"
-            "return [c.hidden ? null : b.dataset.status || '', e.hidden ? '' : e.textContent, id,"
+            "return [c.hidden ? null : document.getElementById('book-progress-text').textContent,"
+            " e.hidden ? '' : e.textContent, id,"
             " !document.getElementById('job-detail').hidden && !!document.getElementById('job-download-audio')"
             " && document.getElementById('job-detail-id').textContent === id]"
         )
@@ -113,16 +117,34 @@ def submit_and_follow(console: Console) -> str:
         if state[2] == previous:  # the page still shows the job before this one
             time.sleep(0.05)
             continue
-        if state[0] is not None:
-            statuses.add(state[0])
+        if state[0]:
+            statuses.add(state[0].split(" · ")[0])
+            texts.add(state[0])
         if state[3]:
             assert statuses & {"queued", "planning", "running", "assembling"}, (
-                statuses
+                texts
             )  # progress before the end
             assert "succeeded" in statuses
+            assert any(re.search(r"\b\d+ of \d+ chunks\b", t) for t in texts), texts
             return str(state[2])
         time.sleep(0.1)
     pytest.fail(f"the book did not finish; statuses seen: {statuses}")
+
+
+def redrawn(console: Console, selector: str, action: Callable[[], object]) -> None:
+    """Do ``action`` and wait until the page has drawn ``selector`` afresh (what it replaces goes stale)."""
+    quoted = json.dumps(selector)
+    console.driver.execute_script(
+        f"for (const e of document.querySelectorAll({quoted})) e.dataset.before = '1'"
+    )
+    action()
+    wait_for(
+        console,
+        f"const e = document.querySelector({quoted}); return !!e && !e.dataset.before"
+        " && !document.querySelector('[aria-busy]')",
+        10,
+        f"{selector} was not drawn again",
+    )
 
 
 def is_mp3(data: bytes) -> bool:
@@ -199,6 +221,9 @@ def test_the_playground_speaks_a_sentence(console: Console) -> None:
     )
     assert console.driver.execute_script("return window.localStorage.length") == 0
     screenshot(console, "console-playground")
+    Select(control(console, "Format")).select_by_value("wav")
+    wav = download(console, "Download").read_bytes()  # what was heard, as WAV
+    assert wav[:4] == b"RIFF" and wav[8:12] == b"WAVE" and len(wav) > 44 + 2 * 24000
 
 
 def test_words_are_highlighted_as_they_are_spoken(console: Console) -> None:
@@ -277,6 +302,33 @@ def test_a_short_book_renders_with_progress_and_downloads(console: Console) -> N
     # the account's jobs list it, finished
     assert console.driver.execute_script(
         "return document.querySelector('#jobs-body span.badge.succeeded') !== null"
+    )
+    # a long one is canceled from the progress card
+    fill(
+        console,
+        "Book text",
+        " ".join(f"Sentence number {i} waits its turn in a long book." for i in range(300)),
+    )
+    control(console, "Submit").click()
+    wait_for(
+        console,
+        "const b = document.getElementById('book-progress');"
+        " return ['queued', 'planning', 'running'].includes(b.dataset.status) && !document.getElementById('book-cancel').disabled",
+        30,
+        "the long book never showed as active",
+    )
+    control(console, "Cancel").click()
+    wait_for(
+        console,
+        "return document.getElementById('book-progress').dataset.status === 'canceled'",
+        30,
+        "not canceled",
+    )
+    wait_for(
+        console,
+        "return !!document.querySelector('#jobs-body span.badge.canceled')",
+        10,
+        "not listed canceled",
     )
 
 
@@ -453,6 +505,34 @@ def test_an_admin_creates_a_key_and_sees_it_once(console: Console) -> None:
         10,
         "no empty usage chart",
     )
+
+    # back in Admin: the account's WebSocket limit, then disable it, then revoke the key
+    open_page(console, "admin")
+    wait_for(
+        console,
+        "return !document.querySelector('[aria-busy]')",
+        10,
+        "admin loading",
+    )
+    rows = f'tr[data-account="{name}"]'
+    fill(console, f"WebSocket limit for {name}", "7")
+    redrawn(console, rows, lambda: control(console, f"Save limit for {name}").click())
+    redrawn(console, rows, lambda: control(console, f"Disable {name}").click())
+    assert console.driver.execute_script(f"return !!document.querySelector('{rows} .badge.disabled')")
+    assert Select(control(console, "Key account")).first_selected_option.get_attribute("value") == name
+    prefix = console.driver.execute_script(
+        "return document.querySelector('#keys-body tr[data-prefix]').dataset.prefix"
+    )
+    assert key.startswith(prefix)
+    control(console, f"Revoke {prefix}").click()
+    wait_for(console, "return !!document.querySelector('#keys-body .badge.revoked')", 10, "not revoked")
+    accounts = httpx.get(
+        f"{console.stack.api_url}/admin/accounts", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    ).json()["accounts"]
+    mine = next(a for a in accounts if a["name"] == name)
+    assert (mine["wsConnectionsPerMinute"], mine["status"]) == (7, "disabled")
+    refused = httpx.get(f"{console.stack.api_url}/v1/usage", headers={"Authorization": f"Bearer {key}"})
+    assert refused.status_code == 401
 
 
 def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console) -> None:

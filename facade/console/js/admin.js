@@ -29,6 +29,11 @@ export function initAdmin() {
   }
 
   async function loadAccounts() {
+    ui.body.setAttribute("aria-busy", "true");  // until the accounts and the selected account's keys are drawn
+    try { await drawAccounts(); } finally { ui.body.removeAttribute("aria-busy"); }
+  }
+
+  async function drawAccounts() {
     const { accounts } = await admin("/admin/accounts");
     const selected = ui.keyAccount.value;
     ui.keyAccount.replaceChildren(...accounts.map((a) => el("option", { value: a.name, text: a.name })));
