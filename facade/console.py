@@ -19,18 +19,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC_DIR: Final = Path(__file__).resolve().parent / "console"
 PREFIX: Final = "/console"
-CSP: Final = "; ".join([
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data: blob:",
-    "media-src 'self' blob: https: http:",
-    "connect-src 'self'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "object-src 'none'",
-])
+CSP: Final = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data: blob:",
+        "media-src 'self' blob: https: http:",
+        "connect-src 'self'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+    ]
+)
 SECURITY_HEADERS: Final = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",

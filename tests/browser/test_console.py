@@ -6,7 +6,13 @@ the page shows are compared with the API's own answers, fetched here with httpx.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
 import time
+import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,8 +40,9 @@ return null;
 
 def control(console: Console, name: str, timeout: float = 10) -> Any:
     """The visible control whose accessible name is ``name``."""
-    return WebDriverWait(console.driver, timeout).until(lambda d: d.execute_script(FIND_BY_NAME, name),
-                                                       message=f"no visible control named {name!r}")
+    return WebDriverWait(console.driver, timeout).until(
+        lambda d: d.execute_script(FIND_BY_NAME, name), message=f"no visible control named {name!r}"
+    )
 
 
 def fill(console: Console, name: str, value: str) -> None:
@@ -47,21 +54,101 @@ def fill(console: Console, name: str, value: str) -> None:
 def open_page(console: Console, page: str) -> None:
     console.driver.get(f"{console.url}#{page}")
     WebDriverWait(console.driver, 10).until(
-        lambda d: d.execute_script(f"return !document.getElementById('page-{page}').hidden"))
+        lambda d: d.execute_script(f"return !document.getElementById('page-{page}').hidden")
+    )
 
 
 def wait_for(console: Console, script: str, timeout: float, message: str) -> Any:
     return WebDriverWait(console.driver, timeout, poll_frequency=0.1).until(
-        lambda d: d.execute_script(script), message=message)
+        lambda d: d.execute_script(script), message=message
+    )
 
 
-def screenshot(console: Console, name: str, width: int = 1280, height: int = 900) -> Path:
+def screenshot(console: Console, name: str) -> list[Path]:
+    """The page as it stands, at desktop and at phone width, whole (not just the first screen)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    console.driver.set_window_size(width, height)
-    path = ARTIFACTS / f"{name}.png"
-    console.driver.save_screenshot(str(path))
+    paths = []
+    for label, width in (("desktop", 1280), ("phone", 390)):
+        console.driver.set_window_size(width, 900)
+        height = console.driver.execute_script("return document.documentElement.scrollHeight")
+        console.driver.set_window_size(width, min(max(height + 140, 900), 4000))
+        path = ARTIFACTS / f"{name}-{label}.png"
+        console.driver.save_screenshot(str(path))
+        paths.append(path)
     console.driver.set_window_size(1280, 900)
-    return path
+    return paths
+
+
+def download(console: Console, name: str, timeout: float = 30) -> Path:
+    """Press the control named ``name`` and wait for the file it saves in the download folder."""
+    before = set(console.downloads.iterdir())
+    control(console, name).click()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        saved = [
+            p
+            for p in set(console.downloads.iterdir()) - before
+            if not p.name.endswith(".crdownload") and not p.name.startswith(".")
+        ]
+        if saved and saved[0].stat().st_size:
+            return saved[0]
+        time.sleep(0.1)
+    pytest.fail(f"{name!r} downloaded nothing")
+
+
+def submit_and_follow(console: Console) -> str:
+    """Press Submit and watch the progress card until the finished job opens; its short id."""
+    previous = console.driver.execute_script("return document.getElementById('book-progress-id').textContent")
+    control(console, "Submit").click()
+    statuses: set[str] = set()
+    texts: set[str] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        state = console.driver.execute_script(
+            "const b = document.getElementById('book-progress'); const c = document.getElementById('book-progress-card');"
+            "const e = document.getElementById('book-error');"
+            "const id = document.getElementById('book-progress-id').textContent;"
+            "return [c.hidden ? null : document.getElementById('book-progress-text').textContent,"
+            " e.hidden ? '' : e.textContent, id,"
+            " !document.getElementById('job-detail').hidden && !!document.getElementById('job-download-audio')"
+            " && document.getElementById('job-detail-id').textContent === id]"
+        )
+        assert not state[1], f"the page shows an error: {state[1]}"
+        if state[2] == previous:  # the page still shows the job before this one
+            time.sleep(0.05)
+            continue
+        if state[0]:
+            statuses.add(state[0].split(" · ")[0])
+            texts.add(state[0])
+        if state[3]:
+            assert statuses & {"queued", "planning", "running", "assembling"}, (
+                texts
+            )  # progress before the end
+            assert "succeeded" in statuses
+            assert any(re.search(r"\b\d+ of \d+ chunks\b", t) for t in texts), texts
+            return str(state[2])
+        time.sleep(0.1)
+    pytest.fail(f"the book did not finish; statuses seen: {statuses}")
+
+
+def redrawn(console: Console, selector: str, action: Callable[[], object]) -> None:
+    """Do ``action`` and wait until the page has drawn ``selector`` afresh (what it replaces goes stale)."""
+    quoted = json.dumps(selector)
+    console.driver.execute_script(
+        f"for (const e of document.querySelectorAll({quoted})) e.dataset.before = '1'"
+    )
+    action()
+    wait_for(
+        console,
+        f"const e = document.querySelector({quoted}); return !!e && !e.dataset.before"
+        " && !document.querySelector('[aria-busy]')",
+        10,
+        f"{selector} was not drawn again",
+    )
+
+
+def is_mp3(data: bytes) -> bool:
+    return data[:3] == b"ID3" or (data[0] == 0xFF and data[1] & 0xE0 == 0xE0)
 
 
 def speak(console: Console, text: str) -> None:
@@ -86,103 +173,269 @@ def test_a_wrong_key_shows_the_seeds_message(console: Console) -> None:
     open_page(console, "playground")
     fill(console, "API key", "lk_" + "x" * 40)
     control(console, "Speak").click()
-    wait_for(console, "const e = document.getElementById('pg-error'); return !e.hidden && e.textContent", 20,
-             "no error shown")
-    assert console.driver.execute_script("return document.getElementById('pg-error').textContent") == "invalid api key"
+    wait_for(
+        console,
+        "const e = document.getElementById('pg-error'); return !e.hidden && e.textContent",
+        20,
+        "no error shown",
+    )
+    assert (
+        console.driver.execute_script("return document.getElementById('pg-error').textContent")
+        == "invalid api key"
+    )
     open_page(console, "usage")  # the HTTP routes say the same
     wait_for(console, "return !document.getElementById('usage-error').hidden", 10, "no usage error")
-    assert console.driver.execute_script("return document.getElementById('usage-error').textContent") == "invalid api key"
+    assert (
+        console.driver.execute_script("return document.getElementById('usage-error').textContent")
+        == "invalid api key"
+    )
+    open_page(console, "admin")  # and so does the admin API, for a wrong token
+    fill(console, "Admin token", "adm_wrong_" + "x" * 32)
+    control(console, "Open").click()
+    wait_for(console, "return !document.getElementById('admin-error').hidden", 10, "no admin error")
+    assert (
+        console.driver.execute_script("return document.getElementById('admin-error').textContent")
+        == "invalid api key"
+    )
+    assert console.driver.execute_script("return document.getElementById('admin-body').hidden")
     # the wrong key never left this tab's session storage
     assert console.driver.execute_script("return window.localStorage.length") == 0
 
 
 def test_the_playground_speaks_a_sentence(console: Console) -> None:
     speak(console, "The console speaks this sentence while it is being made. And then a second one.")
-    seconds = wait_for(console, "return Number(document.getElementById('pg-seconds').dataset.audioSeconds) || null",
-                       60, "no audio buffer")
+    seconds = wait_for(
+        console,
+        "return Number(document.getElementById('pg-seconds').dataset.audioSeconds) || null",
+        60,
+        "no audio buffer",
+    )
     assert seconds > 1.0
     ttfa = console.driver.execute_script("return document.getElementById('pg-ttfa').textContent")
     rtf = console.driver.execute_script("return document.getElementById('pg-rtf').textContent")
     assert ttfa.endswith(" ms") and int(ttfa.split()[0]) > 0
     assert rtf.endswith("×") and float(rtf[:-1]) > 0
-    assert console.driver.execute_script("return window.sessionStorage.getItem('lector.apiKey')") == console.api_key
+    assert (
+        console.driver.execute_script("return window.sessionStorage.getItem('lector.apiKey')")
+        == console.api_key
+    )
     assert console.driver.execute_script("return window.localStorage.length") == 0
-    screenshot(console, "console-playground-desktop")
+    screenshot(console, "console-playground")
+    Select(control(console, "Format")).select_by_value("wav")
+    wav = download(console, "Download").read_bytes()  # what was heard, as WAV
+    assert wav[:4] == b"RIFF" and wav[8:12] == b"WAVE" and len(wav) > 44 + 2 * 24000
 
 
 def test_words_are_highlighted_as_they_are_spoken(console: Console) -> None:
     speak(console, "Every word of this sentence lights up in turn while the voice reads it aloud.")
-    first = wait_for(console, "const s = document.querySelector('#pg-words span.current'); return s && s.textContent",
-                     60, "no word was highlighted")
+    first = wait_for(
+        console,
+        "const s = document.querySelector('#pg-words span.current'); return s && s.textContent",
+        60,
+        "no word was highlighted",
+    )
     assert first.strip()
     # highlighting moves on through the sentence, in time with the audio
-    wait_for(console, "return Number(document.getElementById('pg-words').dataset.highlighted) >= 4", 30,
-             "the highlight did not move on")
+    wait_for(
+        console,
+        "return Number(document.getElementById('pg-words').dataset.highlighted) >= 4",
+        30,
+        "the highlight did not move on",
+    )
     spoken = console.driver.execute_script("return document.querySelectorAll('#pg-words span.spoken').length")
     assert spoken >= 1
+
+
+def test_without_websocket_or_web_audio_the_playground_streams_over_http(console: Console) -> None:
+    """A browser with neither WebSocket nor Web Audio (both removed before the page's scripts run)
+    gets MP3 from /v1/service-tts through MediaSource: it plays before the last byte is in."""
+    script = console.driver.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument",
+        {"source": "delete window.WebSocket; delete window.AudioContext; delete window.webkitAudioContext;"},
+    )
+    try:
+        console.driver.get("about:blank")  # a new document, so the script runs before the console's
+        speak(
+            console,
+            "Over plain HTTP this voice still starts early. It goes on with a second sentence. And a third.",
+        )
+        assert console.driver.execute_script("return typeof WebSocket") == "undefined"
+        seconds = wait_for(
+            console,
+            "return Number(document.getElementById('pg-seconds').dataset.audioSeconds) || null",
+            60,
+            "no audio over HTTP",
+        )
+        audio = console.driver.execute_script(
+            "const a = document.getElementById('pg-audio');"
+            " return [a.dataset.transport, a.src.startsWith('blob:'), a.buffered.length && a.buffered.end(0),"
+            " Number(a.dataset.playingAt), Number(a.dataset.doneAt)]"
+        )
+        assert audio[0] == "http" and audio[1] and audio[2] > 1.0 and seconds > 1.0
+        assert 0 < audio[3] < audio[4]  # playing began while the stream was still arriving
+        assert console.driver.execute_script("return document.getElementById('pg-error').hidden")
+    finally:
+        console.driver.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]}
+        )
+    console.driver.refresh()
 
 
 def test_a_short_book_renders_with_progress_and_downloads(console: Console) -> None:
     open_page(console, "books")
     fill(console, "API key", console.api_key)
     fill(console, "Book text", "Chapter One\n\nThe lighthouse keeper woke early. The sea was calm.")
-    Select(control(console, "Audio format")).select_by_value("mp3")
-    Select(control(console, "Book voice")).select_by_value("joe")
-    control(console, "Submit").click()
-    statuses: set[str] = set()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        state = console.driver.execute_script(
-            "const b = document.getElementById('book-progress'); const c = document.getElementById('book-progress-card');"
-            "return c.hidden ? null : [b.dataset.status || '', document.getElementById('book-progress-text').textContent,"
-            " !document.getElementById('job-detail').hidden && !!document.getElementById('job-download-audio')]")
-        if state:
-            statuses.add(state[0])
-            if state[2]:
-                break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"the book did not finish; statuses seen: {statuses}")
-    assert statuses & {"queued", "planning", "running", "assembling"}, statuses  # progress showed before the end
-    assert "succeeded" in statuses
-    screenshot(console, "console-books-phone", 390, 1400)
-    duration = wait_for(console, "const a = document.getElementById('job-audio'); return a.readyState >= 1 && a.duration",
-                        30, "the player did not load the audio")
+    Select(control(console, "Format")).select_by_value("mp3")
+    Select(control(console, "Voice")).select_by_value("joe")
+    submit_and_follow(console)
+    duration = wait_for(
+        console,
+        "const a = document.getElementById('job-audio'); return a.readyState >= 1 && a.duration",
+        30,
+        "the player did not load the audio",
+    )
     assert duration > 1.0
-    before = set(console.downloads.iterdir())
-    control(console, "Download mp3").click()
-    deadline = time.monotonic() + 30
-    saved: list[Path] = []
-    while time.monotonic() < deadline:
-        saved = [p for p in set(console.downloads.iterdir()) - before
-                 if not p.name.endswith(".crdownload") and not p.name.startswith(".")]
-        if saved:
-            break
-        time.sleep(0.1)
-    assert saved, "nothing was downloaded"
-    data = saved[0].read_bytes()
-    assert saved[0].suffix == ".mp3" and len(data) > 4000
-    assert data[:3] == b"ID3" or (data[0] == 0xFF and data[1] & 0xE0 == 0xE0)
-    chapters = console.driver.execute_script("return document.querySelectorAll('#job-chapters li').length")
-    assert chapters >= 1
+    saved = download(console, "Download mp3")
+    data = saved.read_bytes()
+    assert saved.suffix == ".mp3" and len(data) > 4000 and is_mp3(data)
+    wait_for(console, "return document.querySelectorAll('#job-chapters li').length", 10, "no chapters listed")
+    # the account's jobs list it, finished
+    assert console.driver.execute_script(
+        "return document.querySelector('#jobs-body span.badge.succeeded') !== null"
+    )
+    # a long one is canceled from the progress card
+    long_book = " ".join(f"Sentence number {i} waits its turn in a long book." for i in range(300))
+    console.driver.execute_script(
+        "arguments[0].value = arguments[1]", control(console, "Book text"), long_book
+    )
+    control(console, "Submit").click()
+    wait_for(
+        console,
+        "const b = document.getElementById('book-progress');"
+        " return ['queued', 'planning', 'running'].includes(b.dataset.status) && !document.getElementById('book-cancel').disabled",
+        30,
+        "the long book never showed as active",
+    )
+    control(console, "Cancel").click()
+    wait_for(
+        console,
+        "return document.getElementById('book-progress').dataset.status === 'canceled'",
+        30,
+        "not canceled",
+    )
+    wait_for(
+        console,
+        "return !!document.querySelector('#jobs-body span.badge.canceled')",
+        10,
+        "not listed canceled",
+    )
+
+
+def tiny_epub(path: Path) -> Path:
+    """A valid EPUB 3 of two chapters, titled by its navigation document (what scheduler.sources reads)."""
+    chapter = (
+        '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>{0}'
+        "</title></head><body><h1>{0}</h1><p>{1}</p></body></html>"
+    )
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        z.writestr(
+            "META-INF/container.xml",
+            '<?xml version="1.0"?><container version="1.0" '
+            'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile '
+            'full-path="OEBPS/book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+        )
+        z.writestr(
+            "OEBPS/book.opf",
+            '<?xml version="1.0" encoding="utf-8"?><package xmlns="http://www.idpf.org/2007/opf"'
+            ' version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            '<dc:identifier id="id">console-test</dc:identifier><dc:title>Harbour Tales</dc:title>'
+            "<dc:language>en</dc:language></metadata><manifest>"
+            '<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>'
+            '<item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/>'
+            '<item id="c2" href="c2.xhtml" media-type="application/xhtml+xml"/></manifest>'
+            '<spine><itemref idref="c1"/><itemref idref="c2"/></spine></package>',
+        )
+        z.writestr(
+            "OEBPS/nav.xhtml",
+            '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops">'
+            '<body><nav epub:type="toc"><ol><li><a href="c1.xhtml">The Harbour</a></li>'
+            '<li><a href="c2.xhtml">The Storm</a></li></ol></nav></body></html>',
+        )
+        z.writestr("OEBPS/c1.xhtml", chapter.format("The Harbour", "Boats rocked gently at the quay."))
+        z.writestr("OEBPS/c2.xhtml", chapter.format("The Storm", "Thunder rolled over the grey water."))
+    return path
+
+
+def test_uploaded_books_render_and_every_download_works(console: Console, tmp_path: Path) -> None:
+    """A .txt and an .epub chosen in "Book file" become jobs that finish; audio, SRT, VTT and
+    timestamps download, and say what the files said."""
+    open_page(console, "books")
+    fill(console, "API key", console.api_key)
+    control(console, "Book text").clear()
+    Select(control(console, "Voice")).select_by_value("joe")
+    Select(control(console, "Format")).select_by_value("mp3")
+    manuscript = tmp_path / "manuscript.txt"
+    manuscript.write_text("The ferryman counted seven gulls on the mast.\n", encoding="utf-8")
+    control(console, "Book file").send_keys(str(manuscript))
+    submit_and_follow(console)
+    assert is_mp3(download(console, "Download mp3").read_bytes())
+    assert "ferryman" in download(console, "Download SRT").read_text(encoding="utf-8")
+
+    control(console, "Book file").send_keys(str(tiny_epub(tmp_path / "harbour.epub")))
+    job = submit_and_follow(console)
+    titles = wait_for(
+        console,
+        "const li = [...document.querySelectorAll('#job-chapters li')];"
+        " return li.length && li.map(x => x.firstChild.textContent)",
+        10,
+        "no chapters listed",
+    )
+    assert [t.split(" (")[0] for t in titles] == ["The Harbour", "The Storm"]
+    audio = download(console, "Download mp3")
+    assert audio.name.startswith(job) and audio.suffix == ".mp3" and is_mp3(audio.read_bytes())
+    srt = download(console, "Download SRT").read_text(encoding="utf-8")
+    assert "-->" in srt and "quay" in srt and "Thunder" in srt
+    vtt = download(console, "Download VTT").read_text(encoding="utf-8")
+    assert vtt.startswith("WEBVTT") and "grey water" in vtt
+    stamps = json.loads(download(console, "Download timestamps").read_text(encoding="utf-8"))
+    assert [c["title"] for c in stamps["chapters"]] == ["The Harbour", "The Storm"] and stamps["words"]
+    screenshot(console, "console-books")
 
 
 def test_the_usage_chart_totals_equal_the_apis_figures(console: Console) -> None:
     open_page(console, "usage")
     fill(console, "API key", console.api_key)
     control(console, "Show usage").click()
-    drawn = wait_for(console, "const r = [...document.querySelectorAll('#usage-chart rect')];"
-                     "return r.length && r.reduce((s, x) => s + Number(x.dataset.value), 0)", 20, "no chart drawn")
+    drawn = wait_for(
+        console,
+        "const r = [...document.querySelectorAll('#usage-chart rect')];"
+        "return r.length && r.reduce((s, x) => s + Number(x.dataset.value), 0)",
+        20,
+        "no chart drawn",
+    )
     start = console.driver.execute_script("return document.getElementById('usage-from').value")
     last = console.driver.execute_script("return document.getElementById('usage-to').value")
     end = (datetime.fromisoformat(last) + timedelta(days=1)).date().isoformat()
-    api = httpx.get(f"{console.stack.api_url}/v1/usage", params={"from": start, "to": end, "groupBy": "day,model"},
-                    headers={"Authorization": f"Bearer {console.api_key}"}).json()
+    api = httpx.get(
+        f"{console.stack.api_url}/v1/usage",
+        params={"from": start, "to": end, "groupBy": "day,model"},
+        headers={"Authorization": f"Bearer {console.api_key}"},
+    ).json()
     assert drawn == api["total"]["characters"] > 0  # the playground tests above were billed
-    shown = console.driver.execute_script("return Number(document.getElementById('usage-total').dataset.value)")
+    shown = console.driver.execute_script(
+        "return Number(document.getElementById('usage-total').dataset.value)"
+    )
     assert shown == api["total"]["characters"]
-    label = console.driver.execute_script("return document.querySelector('#usage-chart svg').getAttribute('aria-label')")
+    label = console.driver.execute_script(
+        "return document.querySelector('#usage-chart svg').getAttribute('aria-label')"
+    )
     assert str(api["total"]["characters"]) in label
+    table = console.driver.execute_script("return document.querySelectorAll('#usage-body tr').length")
+    assert table == len(api["rows"])
+    rows = list(csv.DictReader(io.StringIO(download(console, "Download CSV").read_text(encoding="utf-8"))))
+    assert sum(int(r["characters"]) for r in rows) == api["total"]["characters"]
+    screenshot(console, "console-usage")
 
 
 def test_an_admin_creates_a_key_and_sees_it_once(console: Console) -> None:
@@ -192,26 +445,173 @@ def test_an_admin_creates_a_key_and_sees_it_once(console: Console) -> None:
     name = f"console-new-{datetime.now(UTC):%H%M%S%f}"
     fill(console, "New account name", name)
     control(console, "Create account").click()
-    wait_for(console, f"return !!document.querySelector('tr[data-account=\"{name}\"]')", 10, "account not listed")
+    wait_for(
+        console, f"return !!document.querySelector('tr[data-account=\"{name}\"]')", 10, "account not listed"
+    )
     Select(control(console, "Key account")).select_by_value(name)
     fill(console, "Key name", "from-console")
     control(console, "Create key").click()
-    key = wait_for(console, "const k = document.getElementById('new-key-value').textContent; return k || null", 10,
-                   "no key shown")
+    key = wait_for(
+        console,
+        "const k = document.getElementById('new-key-value').textContent; return k || null",
+        10,
+        "no key shown",
+    )
     assert key.startswith("lk_")
     # the key works, and it is the account's
-    own = httpx.get(f"{console.stack.api_url}/v1/usage", params={"from": "2020-01-01"},
-                    headers={"Authorization": f"Bearer {key}"})
+    own = httpx.get(
+        f"{console.stack.api_url}/v1/usage",
+        params={"from": "2020-01-01"},
+        headers={"Authorization": f"Bearer {key}"},
+    )
     assert own.status_code == 200 and own.json()["account"] == name
     prefix = key[:12]
-    wait_for(console, f"return !!document.querySelector('tr[data-prefix^=\"{prefix[:8]}\"]')", 10, "key not listed")
+    wait_for(
+        console, f"return !!document.querySelector('tr[data-prefix^=\"{prefix[:8]}\"]')", 10, "key not listed"
+    )
     control(console, "Done").click()
     assert key not in console.driver.page_source
     open_page(console, "playground")
     open_page(console, "admin")  # back again: the list shows prefixes only
     Select(control(console, "Key account")).select_by_value(name)
-    wait_for(console, "return document.querySelectorAll('#keys-body tr[data-prefix]').length === 1", 10, "no key row")
+    wait_for(
+        console,
+        "return document.querySelectorAll('#keys-body tr[data-prefix]').length === 1",
+        10,
+        "no key row",
+    )
     assert key not in console.driver.page_source
     storage = console.driver.execute_script("return JSON.stringify(Object.assign({}, window.sessionStorage))")
     assert key not in storage and ADMIN_TOKEN in storage
-    screenshot(console, "console-admin-desktop")
+    screenshot(console, "console-admin")
+
+    # the new account has nothing yet: the pages say so
+    open_page(console, "books")
+    fill(console, "API key", key)
+    control(console, "Refresh").click()
+    wait_for(
+        console,
+        "const e = document.getElementById('jobs-empty'); return !e.hidden && e.textContent",
+        10,
+        "no empty jobs list",
+    )
+    assert console.driver.execute_script("return document.querySelectorAll('#jobs-body tr').length") == 0
+    open_page(console, "usage")
+    wait_for(
+        console,
+        "return (document.querySelector('#usage-chart p.empty') || {}).textContent === "
+        "'No usage in this period.'",
+        10,
+        "no empty usage chart",
+    )
+
+    # back in Admin: the account's WebSocket limit, then disable it, then revoke the key
+    open_page(console, "admin")
+    wait_for(
+        console,
+        "return !document.querySelector('[aria-busy]')",
+        10,
+        "admin loading",
+    )
+    rows = f'tr[data-account="{name}"]'
+    fill(console, f"WebSocket limit for {name}", "7")
+    redrawn(console, rows, lambda: control(console, f"Save limit for {name}").click())
+    redrawn(console, rows, lambda: control(console, f"Disable {name}").click())
+    assert console.driver.execute_script(f"return !!document.querySelector('{rows} .badge.disabled')")
+    assert Select(control(console, "Key account")).first_selected_option.get_attribute("value") == name
+    prefix = console.driver.execute_script(
+        "return document.querySelector('#keys-body tr[data-prefix]').dataset.prefix"
+    )
+    assert key.startswith(prefix)
+    control(console, f"Revoke {prefix}").click()
+    wait_for(console, "return !!document.querySelector('#keys-body .badge.revoked')", 10, "not revoked")
+    accounts = httpx.get(
+        f"{console.stack.api_url}/admin/accounts", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    ).json()["accounts"]
+    mine = next(a for a in accounts if a["name"] == name)
+    assert (mine["wsConnectionsPerMinute"], mine["status"]) == (7, "disabled")
+    refused = httpx.get(f"{console.stack.api_url}/v1/usage", headers={"Authorization": f"Bearer {key}"})
+    assert refused.status_code == 401
+
+
+def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console) -> None:
+    open_page(console, "admin")
+    fill(console, "Admin token", ADMIN_TOKEN)
+    control(console, "Open").click()
+    wait_for(console, "return !!document.querySelector('#admin-chart-day svg')", 20, "no admin chart")
+    start = console.driver.execute_script("return document.getElementById('admin-from').value")
+    last = console.driver.execute_script("return document.getElementById('admin-to').value")
+    end = (datetime.fromisoformat(last) + timedelta(days=1)).date().isoformat()
+    report = httpx.get(
+        f"{console.stack.api_url}/admin/usage",
+        params={"from": start, "to": end, "groupBy": "account,model,day"},
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    ).json()
+    total = report["total"]["characters"]
+    assert total > 0  # the playground and the books above were billed
+    for dimension in ("account", "model", "day"):
+        expected: dict[str, int] = {}
+        for row in report["rows"]:
+            expected[row[dimension]] = expected.get(row[dimension], 0) + row["characters"]
+        drawn = console.driver.execute_script(
+            "const out = {}; for (const r of document.querySelectorAll(`#admin-chart-${arguments[0]} rect`))"
+            " out[r.dataset.category] = (out[r.dataset.category] || 0) + Number(r.dataset.value); return out",
+            dimension,
+        )
+        assert drawn == expected, dimension
+        label = console.driver.execute_script(
+            "const s = document.querySelector(`#admin-chart-${arguments[0]} svg`);"
+            " return s.getAttribute('role') === 'img' && s.getAttribute('aria-label')",
+            dimension,
+        )
+        assert label == f"Characters by {dimension}: {total} characters in all"
+    shown = console.driver.execute_script(
+        "return Number(document.getElementById('admin-total').dataset.value)"
+    )
+    assert shown == total
+    table = console.driver.execute_script(
+        "return [...document.querySelectorAll('#admin-usage-body tr')].map(tr => [...tr.cells].map(c => c.textContent))"
+    )
+    assert len(table) == len(report["rows"])
+    assert sum(int(r[4].replace(",", "")) for r in table) == total
+    rows = list(
+        csv.DictReader(io.StringIO(download(console, "Download usage CSV").read_text(encoding="utf-8")))
+    )
+    assert sum(int(r["characters"]) for r in rows) == total and {r["account"] for r in rows} == {
+        r["account"] for r in report["rows"]
+    }
+
+    # the token travelled only in headers: in no URL the page loaded, and nowhere in the server's log
+    urls = console.driver.execute_script(
+        "return [location.href, ...performance.getEntriesByType('resource').map(e => e.name)]"
+    )
+    assert any("/admin/usage" in u for u in urls) and not any(ADMIN_TOKEN in u for u in urls)
+    log = console.stack.log_text("api")
+    assert "/admin/usage" in log  # the log does record the admin requests ...
+    assert ADMIN_TOKEN not in log and console.api_key not in log  # ... and never a secret
+
+
+def test_every_control_has_an_accessible_name_and_the_csp_holds(console: Console) -> None:
+    unnamed: dict[str, list[str]] = {}
+    for page in ("playground", "books", "usage", "admin"):
+        open_page(console, page)
+        unnamed[page] = console.driver.execute_script(UNNAMED_CONTROLS)
+    assert unnamed == {"playground": [], "books": [], "usage": [], "admin": []}
+    broken = [
+        entry["message"]
+        for entry in console.driver.get_log("browser")
+        if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]
+    ]
+    assert not broken
+
+
+UNNAMED_CONTROLS = """
+const out = [];
+for (const el of document.querySelectorAll('input, select, textarea, button, a, audio, progress, svg[role], [role="img"]')) {
+  if (!el.getClientRects().length) continue;
+  const name = (el.getAttribute('aria-label') || (el.labels && el.labels.length && el.labels[0].textContent)
+    || ((el.tagName === 'BUTTON' || el.tagName === 'A') && el.textContent) || '').trim();
+  if (!name) out.push(el.outerHTML.slice(0, 80));
+}
+return out;
+"""

@@ -3,7 +3,7 @@
 
 import { ApiError, call, el, formatNumber, json, saveBlob, secrets, showError } from "./api.js";
 import { barChart } from "./chart.js";
-import { defaultDates, period } from "./usage.js";
+import { daysBetween, defaultDates, period } from "./usage.js";
 
 const $ = (id) => document.getElementById(id);
 const message = (exc) => (exc instanceof ApiError ? exc.message : String(exc));
@@ -16,7 +16,7 @@ export function initAdmin() {
     newKey: $("new-key"), newKeyAccount: $("new-key-account"), newKeyValue: $("new-key-value"),
     copy: $("new-key-copy"), hide: $("new-key-hide"),
     usageForm: $("admin-usage-form"), from: $("admin-from"), to: $("admin-to"), csv: $("admin-csv"),
-    total: $("admin-total"), usageBody: $("admin-usage-body"),
+    total: $("admin-total"), usageBody: $("admin-usage-body"), status: $("admin-status"),
   };
   ui.token.value = secrets.adminToken;
   defaultDates(ui.from, ui.to);
@@ -29,6 +29,11 @@ export function initAdmin() {
   }
 
   async function loadAccounts() {
+    ui.body.setAttribute("aria-busy", "true");  // until the accounts and the selected account's keys are drawn
+    try { await drawAccounts(); } finally { ui.body.removeAttribute("aria-busy"); }
+  }
+
+  async function drawAccounts() {
     const { accounts } = await admin("/admin/accounts");
     const selected = ui.keyAccount.value;
     ui.keyAccount.replaceChildren(...accounts.map((a) => el("option", { value: a.name, text: a.name })));
@@ -40,8 +45,8 @@ export function initAdmin() {
       return el("tr", { "data-account": a.name },
         el("td", { text: a.name }),
         el("td", {}, el("span", { class: `badge ${a.status}`, text: a.status })),
-        el("td", {}, limit, el("button", { type: "button", text: "Save", "aria-label": `Save limit for ${a.name}`,
-          onclick: () => patch(a.name, { wsConnectionsPerMinute: Number(limit.value) }) })),
+        el("td", {}, el("div", { class: "inline" }, limit, el("button", { type: "button", text: "Save", "aria-label": `Save limit for ${a.name}`,
+          onclick: () => patch(a.name, { wsConnectionsPerMinute: Number(limit.value) }) }))),
         el("td", {}, el("button", { type: "button", class: toggle === "disabled" ? "danger" : "",
           text: toggle === "disabled" ? "Disable" : "Enable", "aria-label": `${toggle === "disabled" ? "Disable" : "Enable"} ${a.name}`,
           onclick: () => patch(a.name, { status: toggle }) })));
@@ -91,24 +96,31 @@ export function initAdmin() {
     barChart($("admin-chart-model"), rows.map((r) => ({ category: r.model, series: "", value: r.characters })),
       { label: "Characters by model" });
     barChart($("admin-chart-day"), rows.map((r) => ({ category: r.day, series: r.account, value: r.characters })),
-      { label: "Characters by day" });
+      { label: "Characters by day", axis: daysBetween(ui.from, ui.to) });
     ui.usageBody.replaceChildren(...rows.map((r) => el("tr", {},
       el("td", { text: r.account }), el("td", { text: r.model }), el("td", { text: r.day }),
       el("td", { class: "num", text: formatNumber(r.rows) }), el("td", { class: "num", text: formatNumber(r.characters) }),
       el("td", { class: "num", text: r.audioSeconds.toFixed(1) }))));
+    if (!rows.length) ui.usageBody.append(el("tr", {}, el("td", { colspan: 6, class: "empty", text: "No usage in this period." })));
   }
 
   async function open() {
     showError(ui.error, "");
     hideNewKey();
     if (!secrets.adminToken) { ui.body.hidden = true; return; }
+    ui.login.setAttribute("aria-busy", "true");
+    ui.status.textContent = "Loading…";
     try {
       await loadAccounts();
       ui.body.hidden = false;
       await loadUsage();
+      ui.status.textContent = "";
     } catch (exc) {
       ui.body.hidden = true;
+      ui.status.textContent = "";
       fail(exc);
+    } finally {
+      ui.login.removeAttribute("aria-busy");
     }
   }
 

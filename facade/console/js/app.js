@@ -10,8 +10,10 @@ const PAGES = { playground: initPlayground, books: initBooks, usage: initUsage, 
 const started = new Set();
 const hooks = {};
 
+const current = () => (location.hash.slice(1) in PAGES ? location.hash.slice(1) : "playground");
+
 function show() {
-  const name = location.hash.slice(1) in PAGES ? location.hash.slice(1) : "playground";
+  const name = current();
   for (const page of Object.keys(PAGES)) {
     document.getElementById(`page-${page}`).hidden = page !== name;
     const link = document.querySelector(`nav a[data-page="${page}"]`);
@@ -29,5 +31,6 @@ function show() {
 const key = document.getElementById("api-key");
 key.value = secrets.apiKey;
 key.addEventListener("input", () => { secrets.apiKey = key.value.trim(); });
+key.addEventListener("change", () => hooks[current()]?.shown?.());  // a new key: the page reloads its lists
 window.addEventListener("hashchange", show);
 show();

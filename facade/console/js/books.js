@@ -1,7 +1,7 @@
 // Books: submit through the job API (JSON for pasted text, multipart for a file), follow the
 // progress, cancel, list the account's jobs, and open a finished one: player, chapters, downloads.
 
-import { ApiError, call, el, json, saveBlob, showError } from "./api.js";
+import { ApiError, call, el, json, saveBlob, secrets, showError } from "./api.js";
 import { voicePicker } from "./voices.js";
 
 const $ = (id) => document.getElementById(id);
@@ -29,8 +29,19 @@ export function initBooks() {
   let timer = null;
 
   async function listJobs() {
+    if (!secrets.apiKey) {
+      ui.list.replaceChildren();
+      ui.empty.textContent = "Paste your API key at the top to see your jobs.";
+      ui.empty.hidden = false;
+      return;
+    }
+    if (!ui.list.children.length) {
+      ui.empty.hidden = true;
+      ui.list.replaceChildren(el("tr", {}, el("td", { colspan: 6, class: "empty", text: "Loading your jobs…" })));
+    }
     try {
       const { jobs } = await json("/v1/jobs?limit=20");
+      ui.empty.textContent = "No jobs yet: submit one above.";
       ui.empty.hidden = jobs.length > 0;
       ui.list.replaceChildren(...jobs.map((job) => {
         const p = job.progress;
@@ -115,9 +126,12 @@ export function initBooks() {
       const name = `${(job.title || "lector-book").replace(/[^\w.-]+/g, "-")}.${job.format}`;
       ui.downloads.append(
         el("a", { class: "button", href: saveUrl, download: name, id: "job-download-audio", text: `Download ${job.format}` }),
-        el("button", { type: "button", text: "SRT", onclick: () => download(job, "subtitles.srt", `${job.id}.srt`) }),
-        el("button", { type: "button", text: "VTT", onclick: () => download(job, "subtitles.vtt", `${job.id}.vtt`) }),
-        el("button", { type: "button", text: "Timestamps", onclick: () => download(job, "timestamps.json", `${job.id}.json`) }),
+        el("button", { type: "button", text: "SRT", "aria-label": "Download SRT",
+          onclick: () => download(job, "subtitles.srt", `${job.id}.srt`) }),
+        el("button", { type: "button", text: "VTT", "aria-label": "Download VTT",
+          onclick: () => download(job, "subtitles.vtt", `${job.id}.vtt`) }),
+        el("button", { type: "button", text: "Timestamps", "aria-label": "Download timestamps",
+          onclick: () => download(job, "timestamps.json", `${job.id}.timestamps.json`) }),
       );
       const stamps = await json(`/v1/jobs/${job.id}/timestamps.json`);
       const chapters = stamps.chapters.length ? stamps.chapters : [{ title: job.title || "Whole book", start: 0 }];

@@ -12,12 +12,32 @@ function svg(tag, attrs = {}) {
 
 const compact = (n) => new Intl.NumberFormat("en", { notation: "compact" }).format(n);
 
+/** A category's axis label in `room` pixels: a day as MM-DD, anything longer cut with an ellipsis. */
+function tick(category, room) {
+  const text = /^\d{4}-\d{2}-\d{2}$/.test(category) && room < 70 ? category.slice(5) : category;
+  const fits = Math.max(3, Math.floor(room / 6.5));
+  return text.length > fits ? `${text.slice(0, fits - 1)}…` : text;
+}
+
 /**
- * Draw into `container`. `rows` are {category, series, value}; `label` names the chart.
+ * Draw into `container`. `rows` are {category, series, value}; `label` names the chart; `axis` lists
+ * categories to show even with no value (the days of a period).
  * Returns the total drawn.
  */
-export function barChart(container, rows, { label, unit = "characters" } = {}) {
-  const categories = [...new Set(rows.map((r) => r.category))];
+const drawn = new WeakMap();  // container -> [rows, options, width drawn at]
+const resized = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    const last = drawn.get(target);
+    if (last && Math.abs(target.clientWidth - last[2]) > 24) barChart(target, last[0], last[1]);
+  }
+});
+
+export function barChart(container, rows, options = {}) {
+  const { label, unit = "characters", axis = [] } = options;
+  if (!drawn.has(container)) resized.observe(container);
+  drawn.set(container, [rows, options, container.clientWidth]);
+  // `axis`: categories shown even when empty (every day of the period), then any others
+  const categories = [...new Set([...axis, ...rows.map((r) => r.category)])];
   const series = [...new Set(rows.map((r) => r.series))];
   const total = rows.reduce((sum, r) => sum + r.value, 0);
   container.replaceChildren();
@@ -31,7 +51,9 @@ export function barChart(container, rows, { label, unit = "characters" } = {}) {
   }
   const stacks = categories.map((c) => rows.filter((r) => r.category === c).reduce((s, r) => s + r.value, 0));
   const max = Math.max(...stacks, 1);
-  const width = 640, height = 240, left = 48, bottom = 28, top = 10;
+  // drawn at the container's own width, so its text stays at the page's size on a phone and in a narrow column
+  const width = Math.round(Math.min(Math.max(container.clientWidth || 640, 260), 1100));
+  const height = 220, left = 44, bottom = 28, top = 10;
   const plotH = height - bottom - top;
   const slot = (width - left - 8) / categories.length;
   const barW = Math.max(4, Math.min(48, slot * 0.7));
@@ -65,9 +87,10 @@ export function barChart(container, rows, { label, unit = "characters" } = {}) {
       rect.append(tip);
       chart.append(rect);
     });
-    if (categories.length <= 16 || i % Math.ceil(categories.length / 12) === 0) {
+    const every = Math.ceil(categories.length / Math.max(1, Math.floor((width - left) / 56)));
+    if (i % every === 0) {
       const t = svg("text", { x: x + barW / 2, y: height - 10, "text-anchor": "middle" });
-      t.textContent = category.length > 10 ? category.slice(5) : category;
+      t.textContent = tick(category, slot * every);
       chart.append(t);
     }
   });

@@ -1,4 +1,6 @@
-// Playground: /ws3 with PCM into Web Audio, words highlighted from the timestamps events.
+// Playground: /ws3 with PCM into Web Audio, words highlighted from the timestamps events. Where a
+// browser has no WebSocket or Web Audio, HTTP instead: /v1/service-tts streams MP3 into an <audio>
+// element through MediaSource (playing from the first sentence; no word timings come that way).
 //
 // The key travels as a WebSocket subprotocol (browsers cannot set Authorization on a socket and a
 // key in the URL would reach access logs); see facade/browser_auth.py. Each sentence is sent as
@@ -85,12 +87,38 @@ class Session {
   }
 }
 
+const webAudio = () => typeof WebSocket === "function" && typeof AudioContext === "function";
+
+/** Append a fetch body to a MediaSource buffer as it arrives; `first` runs at the first bytes. */
+async function pour(response, audio, first) {
+  const parts = [];
+  const reader = response.body.getReader();
+  if (!window.MediaSource || !MediaSource.isTypeSupported("audio/mpeg")) {  // no MSE: play once it is all here
+    for (let r = await reader.read(); !r.done; r = await reader.read()) { if (!parts.length) first(); parts.push(r.value); }
+    audio.src = URL.createObjectURL(new Blob(parts, { type: "audio/mpeg" }));
+    audio.play().catch(() => {});
+    return parts;
+  }
+  const source = new MediaSource();
+  audio.src = URL.createObjectURL(source);
+  await new Promise((resolve) => source.addEventListener("sourceopen", resolve, { once: true }));
+  const buffer = source.addSourceBuffer("audio/mpeg");
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    buffer.appendBuffer(r.value);
+    await new Promise((resolve) => buffer.addEventListener("updateend", resolve, { once: true }));
+    if (!parts.length) { first(); audio.play().catch(() => {}); }
+    parts.push(r.value);
+  }
+  source.endOfStream();
+  return parts;
+}
+
 export function initPlayground() {
   const ui = {
     text: $("pg-text"), model: $("pg-model"), lang: $("pg-lang"), voice: $("pg-voice"), format: $("pg-format"),
     speed: $("pg-speed"), speak: $("pg-speak"), stop: $("pg-stop"), download: $("pg-download"),
     status: $("pg-status"), error: $("pg-error"), words: $("pg-words"), ttfa: $("pg-ttfa"), rtf: $("pg-rtf"),
-    seconds: $("pg-seconds"),
+    seconds: $("pg-seconds"), audio: $("pg-audio"),
   };
   voicePicker(ui.model, ui.lang, ui.voice);
   let session = null;
@@ -127,9 +155,15 @@ export function initPlayground() {
 
   ui.speak.addEventListener("click", () => {
     showError(ui.error, "");
+    if (!secrets.apiKey) {
+      showError(ui.error, "Paste your API key (make run prints one) in the API key field at the top.");
+      document.getElementById("api-key").focus();
+      return;
+    }
     if (socket) socket.close(1000);
     if (session) session.stop();
     clearInterval(ticker);
+    if (!webAudio()) { speakOverHttp(); return; }
     const text = ui.text.value;
     session = new Session();
     const current = session;
@@ -212,12 +246,55 @@ export function initPlayground() {
     };
   });
 
+  async function speakOverHttp() {
+    const text = ui.text.value;
+    const audio = ui.audio;
+    ui.words.replaceChildren(...text.split(/\s+/).filter(Boolean).flatMap((w) => [Object.assign(
+      document.createElement("span"), { textContent: w }), " "]));
+    ui.ttfa.textContent = "–"; ui.rtf.textContent = "–"; ui.seconds.textContent = "–";
+    ui.seconds.dataset.audioSeconds = "0";
+    audio.hidden = false;
+    audio.dataset.transport = "http";
+    delete audio.dataset.playingAt;
+    audio.addEventListener("playing", () => { audio.dataset.playingAt = String(performance.now()); }, { once: true });
+    ui.download.disabled = true;
+    ui.speak.disabled = true;
+    ui.status.textContent = "Synthesizing (HTTP: no word highlighting in this browser)…";
+    const request = { text, speaker: ui.voice.value, modelId: ui.model.value, lang: ui.lang.value,
+      speedAlpha: Number(ui.speed.value) };
+    const sentAt = performance.now();
+    try {
+      const response = await call("/v1/service-tts", { method: "POST", accept: "audio/mpeg", body: request });
+      const parts = await pour(response, audio, () => {
+        ui.ttfa.textContent = `${Math.round(performance.now() - sentAt)} ms`;
+        ui.status.textContent = "Playing…";
+      });
+      audio.dataset.doneAt = String(performance.now());
+      const elapsed = (performance.now() - sentAt) / 1000;
+      const buffered = audio.buffered.length ? audio.buffered.end(audio.buffered.length - 1) : 0;
+      const seconds = Number.isFinite(audio.duration) && audio.duration > 0 ? audio.duration : buffered;
+      ui.seconds.dataset.audioSeconds = String(seconds);
+      ui.seconds.textContent = `${seconds.toFixed(1)} s`;
+      ui.rtf.textContent = seconds ? `${(elapsed / seconds).toFixed(2)}×` : "–";
+      heard = { mp3: new Blob(parts, { type: "audio/mpeg" }), text, voice: request.speaker, model: request.modelId,
+        lang: request.lang, speed: ui.speed.value };
+      ui.download.disabled = false;
+      ui.status.textContent = "Done.";
+    } catch (exc) {
+      ui.status.textContent = "";
+      showError(ui.error, exc instanceof ApiError ? exc.message : String(exc));
+    } finally {
+      ui.speak.disabled = false;
+    }
+  }
+
   ui.download.addEventListener("click", async () => {
     if (!heard) return;
     showError(ui.error, "");
     const base = `lector-${heard.voice}`;
-    if (ui.format.value === "wav") { saveBlob(wavBlob(heard.pcm, RATE), `${base}.wav`); return; }
-    const accept = { mp3: "audio/mpeg", ogg: "audio/ogg", flac: "audio/flac" }[ui.format.value];
+    if (ui.format.value === "wav" && heard.pcm) { saveBlob(wavBlob(heard.pcm, RATE), `${base}.wav`); return; }
+    if (ui.format.value === "mp3" && heard.mp3) { saveBlob(heard.mp3, `${base}.mp3`); return; }
+    const accept = { wav: "audio/wav", mp3: "audio/mpeg", ogg: "audio/ogg", flac: "audio/flac" }[ui.format.value];
     ui.status.textContent = "Preparing the download…";
     try {
       const response = await call("/v1/service-tts", { method: "POST", accept, body: {
