@@ -45,7 +45,8 @@ from typing import Any, Final
 from speech.engines.kokoro.vocab import PACKAGE, VOCAB
 from speech.errors import PhonemizerError
 from speech.text import languages
-from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
+from speech.text.arabic_vowels import vowelize
+from speech.text.phonemize import EspeakPhonemizer, default_phonemizer, split_words
 
 _LOG = logging.getLogger(__name__)
 
@@ -470,6 +471,11 @@ def _japanese() -> _JapaneseFrontEnd:
         return _ja_front_end
 
 
+# eSpeak NG drops the Arabic question mark, comma and semicolon (its punctuation is Latin), and
+# with them the question's rise and the pause: they are given to it in Latin form.
+_ARABIC_PUNCTUATION: Final = str.maketrans({"؟": "?", "،": ",", "؛": ";"})
+
+
 # --- the phonemizer -------------------------------------------------------------------------
 
 
@@ -500,6 +506,8 @@ class KokoroPhonemizer:
             return ""
         if self.lang == "ja":
             return to_kokoro(_japanese().sentence(text), "ja")
+        if self.lang == "ar":
+            text = vowelize(text).translate(_ARABIC_PUNCTUATION)
         return to_kokoro(self._front.phonemize(text, self.espeak_voice), self._tag)
 
     def phonemize_words(self, text: str) -> list[tuple[str, str]]:
@@ -509,10 +517,21 @@ class KokoroPhonemizer:
         if self.lang == "ja":
             pairs = _japanese().words(text)
             return [(word, to_kokoro(roma, "ja")) for word, roma in pairs]
+        if self.lang == "ar":
+            return self._arabic_words(text)
         return [
             (word, to_kokoro(ipa, self._tag))
             for word, ipa in self._front.phonemize_words(text, self.espeak_voice)
         ]
+
+    def _arabic_words(self, text: str) -> list[tuple[str, str]]:
+        """Words as the client wrote them, phonemes of the vowelled words (``vowelize`` keeps
+        the words one for one, so the two lists line up)."""
+        pairs = self._front.phonemize_words(vowelize(text).translate(_ARABIC_PUNCTUATION), self.espeak_voice)
+        written = split_words(text)
+        if len(written) == len(pairs):
+            pairs = [(word, ipa) for word, (_, ipa) in zip(written, pairs, strict=True)]
+        return [(word, to_kokoro(ipa, "ar")) for word, ipa in pairs]
 
     def from_ipa(self, ipa: str) -> str:
         """Client-written IPA (``{...}`` with ``phonemizeBetweenBrackets``) in Kokoro symbols."""
