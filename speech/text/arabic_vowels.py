@@ -66,7 +66,9 @@ class ArabicVowels:
         import text2tashkeel
 
         if model not in text2tashkeel.BUNDLED:
-            raise ValueError(f"text2tashkeel model {model!r} does not ship in the wheel (it would be downloaded)")
+            raise ValueError(
+                f"text2tashkeel model {model!r} does not ship in the wheel (it would be downloaded)"
+            )
         self._diacritizer: Any = text2tashkeel.Diacritizer(model)
         self._lock = threading.Lock()
 

