@@ -17,6 +17,7 @@ letters differ anyway is kept as written.
 
 from __future__ import annotations
 
+import functools
 import threading
 import unicodedata
 from typing import Any, Final
@@ -81,14 +82,13 @@ class ArabicVowels:
         return merge(text, unicodedata.normalize("NFC", vowelled))
 
 
-_default: ArabicVowels | None = None
-_default_lock = threading.Lock()
+@functools.cache
+def _diacritizer() -> ArabicVowels:
+    return ArabicVowels()
 
 
+@functools.lru_cache(maxsize=1024)
 def vowelize(text: str) -> str:
-    """``ArabicVowels()(text)`` with one process-wide diacritizer."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = ArabicVowels()
-    return _default(text)
+    """``ArabicVowels()(text)`` with one process-wide diacritizer. Cached: the Kokoro front end
+    asks for each sentence twice (its phonemes, then its words' phonemes)."""
+    return _diacritizer()(text)
