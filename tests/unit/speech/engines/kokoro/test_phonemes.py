@@ -21,6 +21,7 @@ from speech.engines.kokoro.phonemes import (
     token_ids,
     uncovered,
 )
+from speech.text.arabic_vowels import has_harakat, vowelize
 from speech.text.languages import espeak_voice
 from speech.text.phonemize import default_phonemizer
 
@@ -112,11 +113,13 @@ def _covered(symbol: str) -> bool:
 
 
 def _espeak_outputs(lang: str) -> list[str]:
-    """eSpeak IPA for each sentence and each word alone (NFC), as lector produces it."""
+    """eSpeak IPA for each sentence and each word alone (NFC), as lector produces it (Arabic
+    both as written and vowelled, as the Kokoro front end gives it to eSpeak)."""
     espeak = default_phonemizer()
     voice = espeak_voice(lang)
     outputs = []
-    for sentence in SENTENCES[lang]:
+    texts = SENTENCES[lang] + ([vowelize(s) for s in SENTENCES[lang]] if lang == "ar" else [])
+    for sentence in texts:
         outputs.append(espeak.phonemize(sentence, voice))
         outputs.extend(ipa for _, ipa in espeak.phonemize_words(sentence, voice))
     return [unicodedata.normalize("NFC", ipa) for ipa in outputs]
@@ -193,6 +196,7 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("gato", "es", "ɡato"),
         ("ʕˈajn ħˈaːl t̪ˈaːlab dˤˈarb ʔˈana", "ar", "ˈajn hˈaːl tˈaːlab dˈarb ˈana"),  # no ʔ: see to_kokoro
         ("s̪a.ːfˈijjah ʔassajjˈaːra..", "ar", "sɑːfˈijjah assajjˈaːrɑ."),
+        ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾʌʊ ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
         ("ʒə- mapˈɛl, le-z ɑ̃fˈɑ̃ «ʃa»", "fr", "ʒə mapˈɛl, lez ɑ̃fˈɑ̃ “ʃa”"),
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),
@@ -276,6 +280,19 @@ def test_words_align_with_the_sentence(lang: str) -> None:
         # Space and punctuation belong to no word.
         assert all(owners[i] == -1 for i, c in enumerate(phonemes) if c in " ,.?!;:")
     assert aligned >= 0.85 * total, f"{lang}: only {aligned} of {total} words own phonemes"
+
+
+def test_arabic_is_vowelled_before_espeak() -> None:
+    """Unvowelled Arabic gets its short vowels (eSpeak alone reads ذهبت as ðhbt); the words of
+    the timings stay as the client wrote them; the Arabic question mark and comma reach Kokoro."""
+    phonemizer = KokoroPhonemizer("ar", espeak_voice("ar"))
+    sentence = "ذهبت إلى المدرسة، هل تأخرت؟"
+    assert to_kokoro(default_phonemizer().phonemize(sentence, "ar"), "ar").startswith("ðhbt ")
+    phonemes = phonemizer.phonemize(sentence).replace("ˈ", "").replace("ˌ", "")
+    assert phonemes.startswith("ðahab") and phonemes.endswith("?") and "," in phonemes, phonemes
+    words = phonemizer.phonemize_words(sentence)
+    assert [w for w, _ in words] == ["ذهبت", "إلى", "المدرسة", "هل", "تأخرت"]
+    assert words[0][1].replace("ˈ", "").startswith("ðahab") and not any(has_harakat(w) for w, _ in words)
 
 
 def test_cedilla_aligns() -> None:

@@ -1,0 +1,43 @@
+"""Arabic short vowels before eSpeak NG: the real bundled diacritizer, and the merge rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from speech.text.arabic_vowels import MODEL, ArabicVowels, bare, has_harakat, merge, vowelize
+
+
+def test_unvowelled_words_get_their_vowels_and_keep_their_letters() -> None:
+    written = "ذهبت إلى السوق صباحا"
+    vowelled = vowelize(written)
+    assert bare(vowelled) == written
+    assert all(has_harakat(word) for word in vowelled.split()), vowelled
+    assert vowelled.startswith("ذَهَبْ"), vowelled
+
+
+def test_the_authors_vowels_win() -> None:
+    """A word with any haraka is kept as written, even where the model would vowel it otherwise."""
+    written = "ذهبت إلى السُّوق"
+    out = vowelize(written)
+    assert out.split()[2] == "السُّوق"
+    assert has_harakat(out.split()[0])
+
+
+def test_merge_keeps_spacing_and_refuses_changed_letters() -> None:
+    assert merge("كتب  قلم", "كَتَبَ قَلَمٌ") == "كَتَبَ  قَلَمٌ"
+    assert merge("كَتب قلم", "كُتُبٌ قَلَمٌ") == "كَتب قَلَمٌ"  # the author's partial vowels stay
+    assert merge("كتب قلم", "كَتَبَ قَالَمٌ") == "كَتَبَ قلم"  # the model added a letter: kept as written
+    assert merge("كتب قلم", "كَتَبَقَلَمٌ") == "كتب قلم"  # words merged and letters differ: as written
+
+
+def test_text_without_arabic_letters_is_untouched() -> None:
+    assert vowelize("Hello, 42!") == "Hello, 42!"
+
+
+def test_only_models_that_ship_in_the_wheel() -> None:
+    """No download at run time: a model that is not bundled is refused."""
+    import text2tashkeel
+
+    assert MODEL in text2tashkeel.BUNDLED
+    with pytest.raises(ValueError, match="does not ship"):
+        ArabicVowels("bilstm")
