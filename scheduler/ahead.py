@@ -23,17 +23,26 @@ prefix grows while synthesis runs.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+from sqlalchemy.orm import Session
 
 from scheduler import parallel
-from scheduler.objects import ahead_loudness_key, ahead_loudness_prefix, ahead_segment_key
+from scheduler.objects import (
+    ahead_loudness_key,
+    ahead_loudness_prefix,
+    ahead_segment_key,
+    chunk_meta_key,
+    plan_key,
+)
 from scheduler.planning import Layout
 from scheduler.rendering import (
     Measured,
@@ -56,6 +65,10 @@ from speech.audio import (
     normalization_gain_db,
     segments_loudness,
 )
+from store.db import jobs as job_repo
+
+log = logging.getLogger("lector.assembly")
+SessionFactory = Callable[[], AbstractContextManager[Session]]
 
 SCOPES: Final = ("book", "chapter")
 _READ_THREADS: Final = 16
@@ -263,3 +276,33 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
         joiner.abort()
         raise
     return segments[-1].end
+
+
+def advance_job(
+    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int, out_rate: int, target_lufs: float
+) -> int:
+    """The ``assemble_ahead`` step: for a running job in chapter scope, the work its done prefix
+    allows. Returns the chunks measured (0 for any other job: a message costs one read)."""
+    with sessions() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        if job.status != "running" or job.params.get("loudness_scope") != "chapter":
+            return 0
+        params = dict(job.params)
+        durations = job_repo.chunk_durations(session=session, job_id=job_id)
+    prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
+    if not prefix:
+        return 0
+    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
+    out_rate = int(params.get("sampling_rate") or out_rate)
+    target = float(params.get("loudness_lufs") or target_lufs)
+    book = Book(job_id, layout, timeline, params.get("format", "wav"), out_rate, target)
+    try:
+        measured = advance(objects, book, workers)
+    except parallel.BrokenProcessPool:
+        parallel.discard(workers)  # a worker process died (OOM?): the retried task gets a new pool
+        raise
+    log.info("job %s: assembled ahead up to chunk %d of %d", job_id, prefix, len(layout.pauses_ms))
+    return measured

@@ -21,6 +21,7 @@ from scheduler import lifecycle, retention
 from scheduler.parallel import BrokenProcessPool
 from scheduler.queue import (
     TASK_ASSEMBLE,
+    TASK_ASSEMBLE_AHEAD,
     TASK_EXPIRE,
     TASK_PLAN,
     TASK_REAP,
@@ -53,7 +54,9 @@ def register(app: Celery, resources: Callable[[], Resources]) -> None:
     """Register the tasks on ``app``; ``resources`` gives this process's parts (built on first use)."""
     global _resources
     _resources = resources
-    for name, body in ((TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble)):
+    for name, body in (
+        (TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble), (TASK_ASSEMBLE_AHEAD, assemble_ahead),
+    ):
         app.task(name=name, base=JobTask, **RETRY)(body)
     for name, body in ((TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire)):
         app.task(name=name, **RETRY)(body)
@@ -96,6 +99,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
     return _run(lifecycle.synthesize(
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
         job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
+        assemble_ahead=res.config.assembly_ahead,
     ))
 
 
@@ -103,6 +107,12 @@ def assemble(job_id: str) -> bool:
     res = _res()
     return _run(lifecycle.assemble(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
                                    workers=res.config.assembly_workers or None))
+
+
+def assemble_ahead(job_id: str) -> int:
+    res = _res()
+    return _run(lifecycle.assemble_ahead(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
+                                         workers=res.config.assembly_workers or None))
 
 
 def deliver_webhook(job_id: str, attempt: int = 1) -> bool:
