@@ -37,6 +37,7 @@ from sqlalchemy.orm import Session
 
 from scheduler import parallel
 from scheduler.objects import (
+    ahead_chapter_key,
     ahead_loudness_key,
     ahead_loudness_prefix,
     ahead_segment_key,
@@ -70,7 +71,6 @@ from store.db import jobs as job_repo
 log = logging.getLogger("lector.assembly")
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 
-SCOPES: Final = ("book", "chapter")
 _READ_THREADS: Final = 16
 
 
@@ -126,10 +126,20 @@ def chapter_spans(layout: Layout) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], total], strict=True)) if total else []
 
 
-def chapter_gain(measured: Sequence[ChunkLoudness], rate: int, target_lufs: float) -> float:
-    """The linear gain that brings the chapter made of these chunks to ``target_lufs``."""
+#: Chapter gains are whole tenths of a decibel (a chapter lands within 0.05 dB of the target): a
+#: segment's key names the gains its frames were encoded under in a few characters.
+GAIN_STEP_DB: Final = 0.1
+
+
+def chapter_gain(measured: Sequence[ChunkLoudness], rate: int, target_lufs: float) -> int:
+    """The gain, in tenths of a decibel, that brings the chapter made of these chunks to
+    ``target_lufs`` (0 for silence or less than a gating block)."""
     energies = np.asarray([e for chunk in measured for e in chunk.energies], dtype=np.float64)
-    return float(10 ** (normalization_gain_db(segments_loudness(energies, rate), target_lufs) / 20))
+    return round(normalization_gain_db(segments_loudness(energies, rate), target_lufs) / GAIN_STEP_DB)
+
+
+def linear(tenths: int) -> float:
+    return float(10 ** (tenths * GAIN_STEP_DB / 20))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +157,10 @@ class Book:
     def closed(self) -> bool:
         return len(self.timeline.offsets) == len(self.layout.pauses_ms)
 
-    def segment_key(self, segment: Segment) -> str:
-        return ahead_segment_key(self.job_id, segment.first, segment.stop, self.out_rate, self.fmt)
+    def segment_key(self, segment: Segment, gains: Sequence[int]) -> str:
+        """Where a segment's frames under these gains (tenths of a dB, its chunks') are stored."""
+        tag = "_".join(str(g) for g in dict.fromkeys(gains[segment.first : segment.stop]))
+        return ahead_segment_key(self.job_id, segment.first, segment.stop, self.out_rate, f"{tag}.{self.fmt}")
 
 
 def encodes_ahead(fmt: str, out_rate: int) -> bool:
@@ -183,16 +195,26 @@ def measure(objects: Any, book: Book) -> int:
     return n - done
 
 
-def _levels(objects: Any, book: Book, spans: Sequence[tuple[int, int]]) -> tuple[list[float], list[float]]:
-    """Each chunk's peak and gain, filled in for the chunks of ``spans`` (measured, complete)."""
+def _gains(objects: Any, book: Book) -> list[int]:
+    """Each complete chapter's chunks' gain (tenths of a dB), stored once computed so that a later
+    step reads one object, not the chapter's chunks; None for the chunks of the chapter still
+    being synthesized. (Encoding its segments under the gain of its start was tried: on the
+    novel's opening the guess missed the chapter's final gain by a tenth of a dB in both
+    chapters it was tried on, so the work was done twice on cores synthesis needed.)"""
     n = len(book.timeline.offsets)
-    peaks, gains = [0.0] * n, [1.0] * n
-    loud = _load(objects, book.job_id, [i for first, stop in spans for i in range(first, stop)])
-    for first, stop in spans:
-        gain = chapter_gain([loud[i] for i in range(first, stop)], book.timeline.native_rate, book.target_lufs)
-        for i in range(first, stop):
-            peaks[i], gains[i] = loud[i].peak, gain
-    return peaks, gains
+    gains: list[int | None] = [None] * n
+    for first, stop in chapter_spans(book.layout):
+        if stop > n:
+            break
+        key = ahead_chapter_key(book.job_id, first, stop)
+        if objects.exists(key):
+            tenths = int(json.loads(objects.get_bytes(key))["gain_tenths_db"])
+        else:
+            loud = _load(objects, book.job_id, range(first, stop))
+            tenths = chapter_gain(list(loud.values()), book.timeline.native_rate, book.target_lufs)
+            objects.put_bytes(key, json.dumps({"gain_tenths_db": tenths}).encode(), content_type="application/json")
+        gains[first:stop] = [tenths] * (stop - first)
+    return gains
 
 
 def _segments(book: Book) -> list[Segment]:
@@ -203,39 +225,34 @@ def _segments(book: Book) -> list[Segment]:
     )
 
 
-def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segment) -> None:
+def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segment, key: str) -> None:
     """One segment encoded and stored. Runs in a worker process: its arguments pickle."""
     frames = encode_segment(objects, book.job_id, levels, segment, book.fmt, book.out_rate)
-    objects.put_bytes(book.segment_key(segment), frames.to_bytes(), content_type="application/octet-stream")
+    objects.put_bytes(key, frames.to_bytes(), content_type="application/octet-stream")
 
 
-def encode(objects: Any, book: Book, workers: int) -> list[Segment]:
-    """Encode and store every segment of the prefix whose chapters are complete and that is not
-    stored yet, on the assembly pool; return the prefix's segments (stored now, all of them)."""
-    n = len(book.timeline.offsets)
-    complete = [(first, stop) for first, stop in chapter_spans(book.layout) if stop <= n]
-    segments = _segments(book)
+def encode(objects: Any, book: Book, workers: int) -> list[str]:
+    """Encode and store, on the assembly pool, every segment of the prefix whose chapters are
+    complete and that is not stored yet; return the keys of those segments, in order."""
+    gains = _gains(objects, book)
+    segments = [s for s in _segments(book) if all(g is not None for g in gains[s.first : s.stop])]
+    known = [0 if g is None else g for g in gains]
+    keys = [book.segment_key(s, known) for s in segments]
     stored = set(objects.iter_keys(f"jobs/{book.job_id}/ahead/segments/"))
-
-    def spans_of(segment: Segment) -> list[tuple[int, int]]:
-        return [(a, b) for a, b in chapter_spans(book.layout) if a < segment.stop and b > segment.first]
-
-    todo = [
-        s for s in segments if book.segment_key(s) not in stored and all(span in complete for span in spans_of(s))
-    ]
-    if not todo:
-        return [s for s in segments if book.segment_key(s) in stored]
-    peaks, gains = _levels(objects, book, sorted({span for s in todo for span in spans_of(s)}))
-    levels = Measured(book.timeline, peaks, gains)
-    with parallel.executor(workers) as pool:
-        futures = [pool.submit(encode_and_store, objects, book, levels, s) for s in todo]
-        try:
-            for future in futures:
-                future.result()
-        finally:
-            for future in futures:
-                future.cancel()
-    return [s for s in segments if book.segment_key(s) in stored or s in todo]
+    todo = [(s, key) for s, key in zip(segments, keys, strict=True) if key not in stored]
+    if todo:
+        loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
+        peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
+        levels = Measured(book.timeline, peaks, [linear(g) for g in known])
+        with parallel.executor(workers) as pool:
+            futures = [pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo]
+            try:
+                for future in futures:
+                    future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+    return keys
 
 
 def advance(objects: Any, book: Book, workers: int) -> int:
@@ -256,26 +273,27 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
     timeline = book.timeline
     total_seconds = timeline.end / timeline.native_rate
     if not encodes_ahead(book.fmt, book.out_rate):
-        peaks, gains = _levels(objects, book, chapter_spans(book.layout))
-        levels = Measured(timeline, peaks, gains)
+        gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
+        loud = _load(objects, book.job_id, range(len(gains)))
+        levels = Measured(timeline, [loud[i].peak for i in range(len(gains))], [linear(g) for g in gains])
         return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
-    segments = encode(objects, book, workers)
+    keys = encode(objects, book, workers)
     joiner = SegmentJoiner(
         FILE_FORMATS[book.fmt], book.out_rate, path, metadata=metadata, total_seconds=total_seconds
     )
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead-join") as pool:
-            following = pool.submit(objects.get_bytes, book.segment_key(segments[0]))
-            for after in [*segments[1:], None]:  # the next segment is read while this one is written
+            following = pool.submit(objects.get_bytes, keys[0])
+            for after in [*keys[1:], None]:  # the next segment is read while this one is written
                 raw = following.result()
                 if after is not None:
-                    following = pool.submit(objects.get_bytes, book.segment_key(after))
+                    following = pool.submit(objects.get_bytes, after)
                 joiner.add(EncodedSegment.from_bytes(raw))
         joiner.finish()
     except BaseException:
         joiner.abort()
         raise
-    return segments[-1].end
+    return int(round(timeline.end * book.out_rate / timeline.native_rate))
 
 
 def advance_job(

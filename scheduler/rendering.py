@@ -52,7 +52,7 @@ _QUEUED_BLOCKS: Final = 4
 JOIN_PAUSE_MS: Final = 700  # segments join only in pauses at least this long
 MIN_SEGMENT_S: Final = 60.0
 MAX_SEGMENT_S: Final = 600.0
-TARGET_SEGMENT_S: Final = 120.0  # segments cut while synthesis runs (chapters are cut anyway)
+TARGET_SEGMENT_S: Final = 60.0  # segments cut while synthesis runs (chapters are cut anyway)
 
 
 def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:

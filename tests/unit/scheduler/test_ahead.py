@@ -87,7 +87,8 @@ def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahea
         ahead.advance(landing, ahead.Book(job_id, layout, timeline, fmt, 24000, assembly.TARGET_LUFS), workers=1)
     segments = sorted(landing.iter_keys(f"jobs/{job_id}/ahead/segments/"))
     if encoded_ahead:  # chapters one and two, cut inside too, were encoded before the last chunk
-        spans = [tuple(int(n) for n in k.rsplit("/", 1)[1].split("-")[:2]) for k in segments]
+        # (a chapter's first segment may also be there under the gain guessed before its end)
+        spans = sorted({tuple(int(n) for n in k.rsplit("/", 1)[1].split("-")[:2]) for k in segments})
         assert len(spans) > 2 and spans[0][0] == 0 and spans[-1][1] == 8
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
     else:
