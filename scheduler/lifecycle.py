@@ -163,7 +163,7 @@ def after_batch(
     if result.canceled:
         return []
     messages = [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
-    if assemble_ahead and result.synthesized:
+    if assemble_ahead and result.chapter_scope and result.synthesized:
         messages.append(Message(TASK_ASSEMBLE_AHEAD, (str(job_id),)))
     return messages
 

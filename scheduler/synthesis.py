@@ -37,6 +37,7 @@ class BatchResult:
     synthesized: int  # chunks this run produced
     complete: bool  # every chunk of the job is done: time to assemble
     canceled: bool = False
+    chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
 
 
 def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
@@ -150,4 +151,4 @@ def synthesize_batch(
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
-    return BatchResult(produced, complete)
+    return BatchResult(produced, complete, chapter_scope=params.get("loudness_scope") == "chapter")
