@@ -66,7 +66,7 @@ def _decode(path: Path) -> np.ndarray:
         return np.concatenate([f.to_ndarray().reshape(-1) for f in container.decode(audio=0)])
 
 
-@pytest.mark.parametrize(("fmt", "encoded_ahead"), [("mp3", True), ("wav", False)])
+@pytest.mark.parametrize(("fmt", "encoded_ahead"), [("mp3", True), ("m4b", True), ("wav", False)])
 def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahead(
     chunks: list[np.ndarray], tmp_path: Path, fmt: str, encoded_ahead: bool
 ) -> None:
@@ -93,12 +93,16 @@ def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahea
         assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
     else:
         assert segments == []
+    # a worker killed in its last step: one segment and the last chunk's loudness never written
+    for key in segments[-1:] + sorted(landing.iter_keys(f"jobs/{job_id}/ahead/loudness/"))[-1:]:
+        landing.delete(key)
     _write_chunks(landing, job_id, chunks, [10])
     (tmp_path / "out-ahead").mkdir()
     rendered = assembly.render(landing, job_id, params, tmp_path / "out-ahead", workers=1)
 
     a, b = _decode(reference.audio), _decode(rendered.audio)
-    assert len(a) == len(b) == int(round(reference.duration_s * 24000))
+    expected = int(round(reference.duration_s * 24000))
+    assert len(a) == len(b) and 0 <= len(a) - expected < (1024 if fmt == "m4b" else 1)  # AAC's last frame is whole
     assert np.array_equal(a, b)
     assert rendered.audio.read_bytes() == reference.audio.read_bytes()
     assert rendered.timestamps.read_text() == reference.timestamps.read_text()
