@@ -195,7 +195,7 @@ def measure(objects: Any, book: Book) -> int:
     return n - done
 
 
-def _gains(objects: Any, book: Book) -> list[int]:
+def _gains(objects: Any, book: Book) -> list[int | None]:
     """Each complete chapter's chunks' gain (tenths of a dB), stored once computed so that a later
     step reads one object, not the chapter's chunks; None for the chunks of the chapter still
     being synthesized. (Encoding its segments under the gain of its start was tried: on the
