@@ -12,7 +12,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from scheduler import lifecycle
 from scheduler.intake import JobSpec
-from scheduler.queue import TASK_ASSEMBLE, TASK_ASSEMBLE_AHEAD, TASK_PLAN, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from scheduler.queue import (
+    TASK_ASSEMBLE,
+    TASK_ASSEMBLE_AHEAD,
+    TASK_PLAN,
+    TASK_SYNTHESIZE,
+    TASK_WEBHOOK,
+    Message,
+)
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import create_account, get_job, scoped_sessions
