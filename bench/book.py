@@ -14,8 +14,14 @@ with ``skipFrontMatter`` when ``--chars`` is not given.
 
 The engine's own time is the time spent inside ``Synthesizer.synthesize`` during that same run
 (the same chunks, the same calls, the same warm caches); the overhead is wall time over it. The
-engine is loaded and warmed before the clock starts. The last line is
-``RESULT chars=... audio_s=... wall_s=... overhead=...``.
+engine is loaded and warmed before the clock starts.
+
+The book runs with assembly ahead off (assembled after the last chunk) and on (``scheduler.ahead``
+follows synthesis on a thread, as a cpu worker would on ``assemble_ahead`` messages), in the
+loudness scope ``--loudness-scope`` (default ``chapter``: in ``book`` scope nothing is assembled
+ahead), ``--rounds`` times each, alternating. The last line is ``RESULT ... overhead_off=...
+overhead_on=...``; the overhead with assembly ahead is also given over the engine time of the run
+without it (``overhead_on_vs_engine_off``), since assembly beside the engine can slow the engine.
 
 ``--synthetic-hours`` writes that many hours of synthetic chunks (40 s each, speech-like
 modulated noise with word timings) straight to the object store and times ``assembly.render``
@@ -33,6 +39,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,40 +126,73 @@ def _database(settings: Settings) -> Iterator[str]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = CORPUS) -> None:
-    from lector.wiring import build_catalog, build_synthesizer
-    from scheduler import assembly, intake, parallel, planning, synthesis
-    from speech.synthesizer import Controls
+@dataclass(frozen=True, slots=True)
+class _Run:
+    wall: float
+    plan: float
+    synthesis: float
+    assembly: float
+    engine: float
+    chars: int
+    chunks: int
+    audio_s: float
+    size: int
+    status: str
+
+    @property
+    def overhead(self) -> float:
+        return self.wall / self.engine
+
+
+class _AheadWorker:
+    """What a cpu worker does with ``assemble_ahead`` messages: one at a time, in the background;
+    a message sent while one waits adds nothing (the waiting one will see the newer chunks)."""
+
+    def __init__(self, run: Any) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._run = run
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bench-ahead")
+        self._waiting: Any = None
+
+    def send(self) -> None:
+        if self._waiting is None or self._waiting.running() or self._waiting.done():
+            self._waiting = self._pool.submit(self._run)
+
+    def drain(self) -> None:
+        self._pool.shutdown(wait=True)
+        if self._waiting is not None:
+            self._waiting.result()  # an error in the background is an error of the run
+
+
+def _one_book(
+    settings: Settings, synthesizer: _TimedSynthesizer, catalog: Any, text: str, skip: bool, fmt: str,
+    scope: str, workers: int, *, ahead: bool,
+) -> _Run:
+    from scheduler import ahead as assemble_ahead
+    from scheduler import assembly, intake, planning, synthesis
     from store.db import accounts
     from store.db import jobs as job_repo
     from store.db.session import make_engine, make_sessionmaker
     from store.objects.local import LocalObjectStore
 
-    text, skip = book_text(chars, corpus)
-    catalog = build_catalog(settings)
-    synthesizer = _TimedSynthesizer(build_synthesizer(settings))
-    voice = catalog.resolve("mistv3", "joe", "en")
-    engine_device = getattr(synthesizer.engine(voice), "device", "cpu")
-    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls())
     synthesizer.seconds = 0.0
-    workers = settings.assembly_workers or parallel.default_workers()
-    parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
-
     with _database(settings) as url, tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
         engine = make_engine(url)
-        factory = make_sessionmaker(engine)
-
-        sessions = scoped_sessions(factory)
-
+        sessions = scoped_sessions(make_sessionmaker(engine))
         objects = LocalObjectStore(Path(tmp) / "objects")
         with sessions() as session:
             account = accounts.create_account(session=session, name=f"bench-{uuid.uuid4().hex[:8]}")
             spec = intake.JobSpec(
                 text=text, speaker="joe", model_id="mistv3", lang="en", format=fmt, skip_front_matter=skip,
-                title="Pride and Prejudice", author="Jane Austen",
+                title="Pride and Prejudice", author="Jane Austen", loudness_scope=None if scope == "book" else scope,
             )
             job, _ = intake.submit_job(session=session, objects=objects, account_id=account.id, spec=spec)
             job_id = job.id
+        follower = _AheadWorker(lambda: assemble_ahead.advance_job(
+            sessions=sessions, objects=objects, job_id=job_id, workers=workers,
+            out_rate=assembly.DEFAULT_RATE, target_lufs=assembly.TARGET_LUFS,
+        ))
 
         began = time.perf_counter()
         with sessions() as session:
@@ -165,37 +205,73 @@ def run_book(settings: Settings, chars: int | None, fmt: str, corpus: Path = COR
                 sessions=sessions, objects=objects, synthesizer=synthesizer,  # type: ignore[arg-type]
                 catalog=catalog, job_id=job_id, indices=batch, group_chars=settings.synth_group_chars,
             )
+            if ahead:
+                follower.send()
         synthesized = time.perf_counter()
-        rss_before_assembly = _rss_mb()
+        follower.drain()  # a cpu worker's last ahead step, if any, overlaps the assemble task's start
         assert assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
-        wall = time.perf_counter() - began
-        assemble_s = time.perf_counter() - synthesized
+        done = time.perf_counter()
         with sessions() as session:
             job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
             billed = sum(c.characters for c in job_repo.list_chunks(session=session, job_id=job_id))
-            chunks, status, audio_s = job.chunks_total, job.status, float(job.audio_seconds or 0.0)
-            size = objects._path(job.result_key).stat().st_size  # noqa: SLF001 - bench only
+            run = _Run(
+                wall=done - began, plan=planned - began, synthesis=synthesized - planned, assembly=done - synthesized,
+                engine=synthesizer.seconds, chars=billed, chunks=job.chunks_total,
+                audio_s=float(job.audio_seconds or 0.0), size=objects._path(job.result_key).stat().st_size,  # noqa: SLF001
+                status=job.status,
+            )
         engine.dispose()
+    return run
 
-    engine_s = synthesizer.seconds
+
+def run_book(
+    settings: Settings, chars: int | None, fmt: str, corpus: Path = CORPUS, scope: str = "chapter", count: int = 1
+) -> None:
+    """The book with assembly after synthesis (ahead off) and alongside it (on), ``count`` times
+    each in one process; the run with the median overhead of each is printed."""
+    from lector.wiring import build_catalog, build_synthesizer
+    from scheduler import parallel
+    from speech.synthesizer import Controls
+
+    text, skip = book_text(chars, corpus)
+    catalog = build_catalog(settings)
+    synthesizer = _TimedSynthesizer(build_synthesizer(settings))
+    voice = catalog.resolve("mistv3", "joe", "en")
+    engine_device = getattr(synthesizer.engine(voice), "device", "cpu")
+    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls())
+    workers = settings.assembly_workers or parallel.default_workers()
+    parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
+    rss_before = _rss_mb()
+    rounds: dict[bool, list[_Run]] = {False: [], True: []}
+    for n in range(max(1, count)):  # off, on, on, off, ...: a shared machine's load drifts
+        for ahead in (False, True) if n % 2 == 0 else (True, False):
+            rounds[ahead].append(
+                _one_book(settings, synthesizer, catalog, text, skip, fmt, scope, workers, ahead=ahead)
+            )
+    runs = {ahead: sorted(done, key=lambda r: r.overhead)[len(done) // 2] for ahead, done in rounds.items()}
+
     from bench.machine import describe
 
     print(describe(str(engine_device), settings.engine_dtype))
-    print(f"device {engine_device}; format {fmt}; job {status}; {settings.job_batch_chars} characters a task, "
-          f"{settings.synth_group_chars} an engine call; assembly on {workers} "
+    first = runs[False]
+    print(f"device {engine_device}; format {fmt}; loudness scope {scope}; {settings.job_batch_chars} characters a "
+          f"task, {settings.synth_group_chars} an engine call; assembly on {workers} "
           f"{'processes' if parallel.uses_processes(workers) else 'threads'}")
-    print(f"characters: {len(text):,} submitted, {billed:,} billed (speech.billing), in {chunks} chunks")
-    print(f"audio: {audio_s:.1f} s ({audio_s / 3600:.2f} h); file {size / 1e6:.1f} MB")
+    print(f"characters: {len(text):,} submitted, {first.chars:,} billed (speech.billing), in {first.chunks} chunks")
+    print(f"audio: {first.audio_s:.1f} s ({first.audio_s / 3600:.2f} h); file {first.size / 1e6:.1f} MB")
+    for ahead, run in runs.items():
+        each = " ".join(f"{r.overhead:.3f}" for r in rounds[ahead])
+        print(
+            f"assembly ahead {'on ' if ahead else 'off'}: job {run.status}; wall {run.wall:.1f} s (plan {run.plan:.2f} s, "
+            f"synthesis {run.synthesis:.1f} s, after the last chunk {run.assembly:.1f} s); engine {run.engine:.1f} s; "
+            f"overhead (wall / engine) {run.overhead:.3f} (median of {each}); realtime factor {run.audio_s / run.wall:.1f}x"
+        )
+    on, off = runs[True], runs[False]
+    print(f"peak RSS {_rss_mb():.0f} MB (before the books {rss_before:.0f} MB)")
     print(
-        f"wall: {wall:.1f} s (plan {planned - began:.2f} s, synthesis {synthesized - planned:.1f} s, "
-        f"assembly {assemble_s:.1f} s); realtime factor {audio_s / wall:.1f}x"
-    )
-    print(f"engine's own synthesis time for the same chunks: {engine_s:.1f} s ({audio_s / engine_s:.1f}x realtime)")
-    print(f"pipeline overhead (wall / engine): {wall / engine_s:.3f}; peak RSS {_rss_mb():.0f} MB "
-          f"(before assembly {rss_before_assembly:.0f} MB)")
-    print(
-        f"RESULT chars={billed} audio_s={audio_s:.1f} wall_s={wall:.1f} engine_s={engine_s:.1f} "
-        f"rtf_x={audio_s / wall:.1f} overhead={wall / engine_s:.3f}"
+        f"RESULT chars={off.chars} audio_s={off.audio_s:.1f} scope={scope} overhead_off={off.overhead:.3f} "
+        f"overhead_on={on.overhead:.3f} tail_off_s={off.assembly:.1f} tail_on_s={on.assembly:.1f} "
+        f"wall_on_over_off={on.wall / off.wall:.3f} overhead_on_vs_engine_off={on.wall / off.engine:.3f}"
     )
 
 
@@ -262,6 +338,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chars", type=int, default=None, help="characters of the book (default: all of it)")
     parser.add_argument("--format", default="mp3", choices=["mp3", "opus", "wav", "flac", "m4b"])
+    parser.add_argument("--loudness-scope", default="chapter", choices=["chapter", "book"],
+                        help="chapter: assembled while synthesis runs (ahead on) or after (off); book: one gain")
+    parser.add_argument("--rounds", type=int, default=1, help="books with assembly ahead off and on, each")
     parser.add_argument("--synthetic-hours", type=float, default=None, help="assembly only, on synthetic chunks")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the book's text file")
     parser.add_argument("--embedded-postgres", action="store_true",
@@ -283,7 +362,7 @@ def main() -> None:
     if args.synthetic_hours:
         run_synthetic(args.synthetic_hours, args.format)
     else:
-        run_book(settings, args.chars, args.format, args.corpus)
+        run_book(settings, args.chars, args.format, args.corpus, args.loudness_scope, args.rounds)
 
 
 if __name__ == "__main__":

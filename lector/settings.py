@@ -160,6 +160,9 @@ class Settings(_Checked):
     webhook_timeout_s: float = 10.0
     job_batch_chars: int = Field(4000, description="characters per synthesize task")
     assembly_workers: int = Field(0, ge=0, description="segments of a book measured and encoded at once; 0: every core")
+    assembly_ahead: bool = Field(
+        True, description="books in chapter loudness scope are measured and encoded on the cpu queue while synthesis runs"
+    )
     # The cancel check runs between engine calls. 1,500 suits a CPU; a GPU wants far larger calls
     # (measured on an H100: 1,000x realtime at 1,500, 1,500-1,900x at 20,000).
     synth_group_chars: int = Field(1500, gt=0, description="characters per engine call in a synthesize task (GPU: 20000)")

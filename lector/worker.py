@@ -29,6 +29,7 @@ def task_config(settings: Settings) -> TaskConfig:
         job_batch_window=settings.job_batch_window,
         synth_group_chars=settings.synth_group_chars,
         assembly_workers=settings.assembly_workers,
+        assembly_ahead=settings.assembly_ahead,
         presign_seconds=settings.s3_presign_seconds,
         webhook_allow_private=settings.webhook_allow_private,
         webhook_timeout_s=settings.webhook_timeout_s,

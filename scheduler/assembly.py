@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any, Final, TextIO
 
 from sqlalchemy.orm import Session
 
-from scheduler import measuring, parallel, subtitles
+from scheduler import ahead, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
 from scheduler.objects import (
     chunk_meta_key,
@@ -190,41 +191,30 @@ def render(
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     fmt = params.get("format", "wav")
     out_rate = int(params.get("sampling_rate") or DEFAULT_RATE)
+    target = float(params.get("loudness_lufs") or TARGET_LUFS)
     timeline = _timeline(objects, job_id, layout, durations)
-    loudness: float = float("-inf")
-    peaks: list[float] = []
+    chapters = chapter_marks(layout, timeline)
+    metadata = Metadata(
+        title=params.get("title"), author=params.get("author"), genre="Audiobook", chapters=tuple(chapters)
+    )
+    audio = workdir / f"audio.{fmt}"
+    written = 0
     try:
         with ExitStack() as stack:
             timing = _TimingWriter(stack, workdir)
-            if timeline is not None:
-                if uses_segments(fmt, out_rate, workers):
-                    segments = encoded_segments(timeline, fmt, out_rate, workers)
-                else:
-                    segments = plan_segments(timeline, out_rate, 2 * workers)  # for measuring only
-                log.info(
-                    "job %s: %d chunks, %.0f s, in %d segments on %d worker %s", job_id, len(timeline.offsets),
-                    timeline.end / timeline.native_rate, len(segments), workers,
-                    "processes" if parallel.uses_processes(workers) else "threads",
-                )
-                loudness, peaks = _measure(
-                    objects, job_id, timeline, [s.first for s in segments], workers, timing, params
+            if timeline is None:  # nothing to say: a valid, empty file
+                open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
+            elif params.get("loudness_scope") == "chapter":  # mostly done while synthesis ran
+                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="assemble-timings") as pool:
+                    timings = pool.submit(_write_timings, objects, job_id, timeline, timing, params)
+                    book = ahead.Book(job_id, layout, timeline, fmt, out_rate, target)
+                    written = ahead.finish(objects, book, audio, metadata=metadata, workers=workers)
+                    timings.result()
+            else:
+                written = _render_book_scope(
+                    objects, job_id, timeline, fmt, out_rate, target, audio, metadata, workers, timing, params
                 )
             timing.close()
-        chapters = chapter_marks(layout, timeline)
-        metadata = Metadata(
-            title=params.get("title"),
-            author=params.get("author"),
-            genre="Audiobook",
-            chapters=tuple(chapters),
-        )
-        audio = workdir / f"audio.{fmt}"
-        written = 0
-        if timeline is not None:
-            gain_db = normalization_gain_db(loudness, float(params.get("loudness_lufs") or TARGET_LUFS))
-            book = Measured(timeline, peaks, 10 ** (gain_db / 20))
-            written = render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
-        else:  # nothing to say: a valid, empty file
-            open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
     except parallel.BrokenProcessPool:
         parallel.discard(workers)  # a worker process died (OOM?): the retried task gets a new pool
         raise
@@ -236,6 +226,26 @@ def render(
         duration_s=written / out_rate,
         chapters=chapters,
     )
+
+
+def _render_book_scope(
+    objects: Any, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
+    metadata: Metadata, workers: int, timing: _TimingWriter, params: dict[str, Any],
+) -> int:
+    """One gain for the whole book: measured in parts on the workers, then rendered."""
+    if uses_segments(fmt, out_rate, workers):
+        segments = encoded_segments(timeline, fmt, out_rate, workers)
+    else:
+        segments = plan_segments(timeline, out_rate, 2 * workers)  # for measuring only
+    log.info(
+        "job %s: %d chunks, %.0f s, in %d segments on %d worker %s", job_id, len(timeline.offsets),
+        timeline.end / timeline.native_rate, len(segments), workers,
+        "processes" if parallel.uses_processes(workers) else "threads",
+    )
+    loudness, peaks = _measure(objects, job_id, timeline, [s.first for s in segments], workers, timing, params)
+    gain_db = normalization_gain_db(loudness, target)
+    book = Measured.one_gain(timeline, peaks, 10 ** (gain_db / 20))
+    return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
 
 
 def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:

@@ -20,9 +20,16 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
-from scheduler import assembly, delivery, intake, planning, reaper, synthesis, webhooks
+from scheduler import ahead, assembly, delivery, intake, parallel, planning, reaper, synthesis, webhooks
 from scheduler.errors import job_error
-from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from scheduler.queue import (
+    TASK_ASSEMBLE,
+    TASK_ASSEMBLE_AHEAD,
+    TASK_PLAN,
+    TASK_SYNTHESIZE,
+    TASK_WEBHOOK,
+    Message,
+)
 from store.db import jobs as job_repo
 from store.db.models import Job
 
@@ -128,9 +135,11 @@ def synthesize(
     indices: list[int],
     group_chars: int,
     on_billed: Callable[[str, int], None] | None = None,
+    assemble_ahead: bool = False,
 ) -> Step[int]:
     """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
-    batch nobody has been given yet (fairness: a job keeps only a few batches queued).
+    batch nobody has been given yet (fairness: a job keeps only a few batches queued) and, with
+    ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.ahead``).
     ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
     result = synthesis.synthesize_batch(
         sessions=sessions,
@@ -147,23 +156,38 @@ def synthesize(
     if not result.complete and not result.canceled:
         with sessions() as session:
             following = planning.next_batches(session=session, objects=objects, job_id=job_id)
-    return Step(result.synthesized, after_batch(job_id, result, following))
+    return Step(result.synthesized, after_batch(job_id, result, following, assemble_ahead=assemble_ahead))
 
 
 def after_batch(
-    job_id: uuid.UUID, result: synthesis.BatchResult, following: list[list[int]]
+    job_id: uuid.UUID, result: synthesis.BatchResult, following: list[list[int]], *, assemble_ahead: bool = False
 ) -> list[Message]:
     if result.complete:
         return [Message(TASK_ASSEMBLE, (str(job_id),))]
     if result.canceled:
         return []
-    return [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
+    messages = [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
+    if assemble_ahead and result.chapter_scope and result.synthesized:
+        messages.append(Message(TASK_ASSEMBLE_AHEAD, (str(job_id),)))
+    return messages
 
 
 def assemble(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
     """Join the chunks into the book; the call that moved the job to ``succeeded`` announces it."""
     done = assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
     return Step(done, [announce(job_id)] if done else [])
+
+
+def assemble_ahead(
+    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None
+) -> Step[int]:
+    """Assembly's share that a running job's done chunks allow (chapter scope): no transition,
+    nothing to send; the last batch's ``assemble`` finds this work stored and does the rest."""
+    measured = ahead.advance_job(
+        sessions=sessions, objects=objects, job_id=job_id, workers=workers or parallel.default_workers(),
+        out_rate=assembly.DEFAULT_RATE, target_lufs=assembly.TARGET_LUFS,
+    )
+    return Step(measured)
 
 
 def deliver_webhook(

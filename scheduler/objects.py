@@ -44,3 +44,23 @@ def vtt_key(job_id: uuid.UUID | str) -> str:
 def job_prefix(job_id: uuid.UUID | str) -> str:
     """Everything a job ever stored: what retention deletes."""
     return f"jobs/{job_id}/"
+
+
+def ahead_loudness_key(job_id: uuid.UUID | str, index: int) -> str:
+    """A chunk's loudness, measured while the book is still being synthesized (``scheduler.ahead``)."""
+    return f"jobs/{job_id}/ahead/loudness/{index:06d}.json"
+
+
+def ahead_loudness_prefix(job_id: uuid.UUID | str) -> str:
+    return f"jobs/{job_id}/ahead/loudness/"
+
+
+def ahead_chapter_key(job_id: uuid.UUID | str, first: int, stop: int) -> str:
+    """A complete chapter's gain, from chunk ``first`` to the one before ``stop``."""
+    return f"jobs/{job_id}/ahead/chapters/{first:06d}-{stop:06d}.json"
+
+
+def ahead_segment_key(job_id: uuid.UUID | str, first: int, stop: int, rate: int, extension: str) -> str:
+    """A segment's encoded frames, from chunk ``first`` to the one before ``stop``, waiting for
+    the join; ``extension`` names the gains it was encoded under, then the format."""
+    return f"jobs/{job_id}/ahead/segments/{first:06d}-{stop:06d}-{rate}.{extension}"

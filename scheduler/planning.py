@@ -35,6 +35,11 @@ from store.db import jobs as job_repo
 
 CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small enough to retry cheaply
 
+#: Batches sorted by length together; the stretches they come from are handed out in book order.
+#: Two: chunks fill up to ``CHUNK_CHARS`` but for paragraph ends, so a stretch of two batches
+#: still groups most lengths, and the done prefix of the book trails synthesis by two batches.
+BOOK_ORDER_BATCHES: Final = 2
+
 PAUSE_SENTENCE_MS: Final = 250
 PAUSE_PARAGRAPH_MS: Final = 700
 PAUSE_CHAPTER_MS: Final = 2000
@@ -116,9 +121,23 @@ def split(
     return texts, Layout(pauses_ms, chapters)
 
 
-def batches(lengths: dict[int, int], *, budget: int) -> list[list[int]]:
-    """Group chunk indices of similar length, each group within ``budget`` characters."""
-    groups: list[list[int]] = []
+def batches(lengths: dict[int, int], *, budget: int, window: int | None = None) -> list[list[int]]:
+    """Group chunk indices of similar length, each group within ``budget`` characters.
+
+    ``window`` (characters): sort by length only within consecutive stretches of the book this
+    long, handed out in book order, so that the book is done from its start on while synthesis
+    runs and assembly can follow it (``scheduler.ahead``); a stretch of a few batches still
+    groups similar lengths (a padded forward pass wastes little). None: the whole book at once."""
+    if window is not None:
+        groups: list[list[int]] = []
+        stretch: dict[int, int] = {}
+        for index in sorted(lengths):
+            if stretch and sum(stretch.values()) + lengths[index] > window:
+                groups += batches(stretch, budget=budget)
+                stretch = {}
+            stretch[index] = lengths[index]
+        return groups + (batches(stretch, budget=budget) if stretch else [])
+    groups = []
     current: list[int] = []
     used = 0
     for index in sorted(lengths, key=lambda i: (lengths[i], i)):
@@ -153,7 +172,8 @@ def plan_job(
             text, params.get("lang") or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
         )
         lengths = {i: len(t) for i, t in enumerate(texts)}
-        layout = Layout(layout.pauses_ms, layout.chapters, batches(lengths, budget=batch_chars))
+        order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars)
+        layout = Layout(layout.pauses_ms, layout.chapters, order)
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]

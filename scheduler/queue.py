@@ -20,6 +20,7 @@ from celery import Celery
 TASK_PLAN: Final = "lector.plan"
 TASK_SYNTHESIZE: Final = "lector.synthesize"
 TASK_ASSEMBLE: Final = "lector.assemble"
+TASK_ASSEMBLE_AHEAD: Final = "lector.assemble_ahead"
 TASK_WEBHOOK: Final = "lector.deliver_webhook"
 TASK_REAP: Final = "lector.reap"
 TASK_EXPIRE: Final = "lector.expire"
@@ -31,6 +32,7 @@ ROUTES: Final[dict[str, str]] = {
     TASK_PLAN: QUEUE_CPU,
     TASK_SYNTHESIZE: QUEUE_SYNTH,
     TASK_ASSEMBLE: QUEUE_CPU,
+    TASK_ASSEMBLE_AHEAD: QUEUE_CPU,
     TASK_WEBHOOK: QUEUE_CPU,
     TASK_REAP: QUEUE_CPU,
     TASK_EXPIRE: QUEUE_CPU,

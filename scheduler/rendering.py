@@ -17,7 +17,7 @@ import queue
 import threading
 import uuid
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +52,7 @@ _QUEUED_BLOCKS: Final = 4
 JOIN_PAUSE_MS: Final = 700  # segments join only in pauses at least this long
 MIN_SEGMENT_S: Final = 60.0
 MAX_SEGMENT_S: Final = 600.0
+TARGET_SEGMENT_S: Final = 60.0  # segments cut while synthesis runs (chapters are cut anyway)
 
 
 def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
@@ -78,7 +79,11 @@ class Measured:
 
     timeline: Timeline
     peaks: Sequence[float]  # each chunk's sample peak
-    gain: float  # linear
+    gains: Sequence[float]  # each chunk's gain, linear: the book's one gain, or its chapter's
+
+    @classmethod
+    def one_gain(cls, timeline: Timeline, peaks: Sequence[float], gain: float) -> Measured:
+        return cls(timeline, peaks, [gain] * len(timeline.offsets))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,33 @@ def plan_segments(timeline: Timeline, out_rate: int, count: int, *, frame: int =
     return segments
 
 
+def progressive_segments(
+    timeline: Timeline, out_rate: int, breaks: Collection[int], *, frame: int, skip: int, closed: bool
+) -> list[Segment]:
+    """Segments that can be cut while the book is still being synthesized: every cut depends only
+    on the chunks before it, so the segments a prefix of the book gives are the segments the whole
+    book gives (``scheduler.ahead`` encodes them as they are ready). A cut goes where a chunk in
+    ``breaks`` starts (a chapter: its gain differs in chapter scope), or at the first long pause
+    after ``TARGET_SEGMENT_S``, wherever the pause leaves room for the join. ``closed``: the
+    timeline is the whole book, so its last segment ends with it; else the open tail is left out."""
+    ratio = out_rate / timeline.native_rate
+    segments: list[Segment] = []
+    first, begin = 0, 0
+    for i in range(1, len(timeline.offsets)):
+        pause_out = int(timeline.pauses[i] * ratio)
+        pause_start = int(round((timeline.offsets[i] - timeline.pauses[i]) * ratio))
+        if pause_out < 4 * frame + skip or timeline.pauses[i] * 1000 < JOIN_PAUSE_MS * timeline.native_rate:
+            continue
+        if i not in breaks and pause_start - begin < TARGET_SEGMENT_S * out_rate:
+            continue
+        end = begin + (pause_start + 2 * frame - begin) // frame * frame  # 1-2 frames into the pause
+        segments.append(Segment(first, i, begin, end))
+        first, begin = i, end + skip
+    if closed:
+        segments.append(Segment(first, len(timeline.offsets), begin, int(round(timeline.end * ratio))))
+    return segments
+
+
 def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
     """The segment's output samples, ``segment.begin`` to ``segment.end``, block by block."""
     timeline = book.timeline
@@ -123,27 +155,31 @@ def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Measured, segment: Se
     position = int(round(start_native * ratio))  # output sample of the resampler's first output
     resampler = StreamResampler(timeline.native_rate, out_rate)
     ceiling = 10 ** (TRUE_PEAK_DBFS / 20)
-    gain = np.float32(book.gain)
-    previous_peak = 0.0
+    previous_peak = 0.0  # after its gain
 
-    def cut(y: np.ndarray, peak: float) -> np.ndarray:
+    def cut(y: np.ndarray, gain: np.float32, peak: float) -> np.ndarray:
         nonlocal position
         a, b = max(segment.begin - position, 0), min(segment.end - position, len(y))
         position += len(y)
         if b <= a:
             return y[:0]
         y = y[a:b] * gain
-        return limit_peaks(y, out_rate, ceiling) if peak * float(gain) > ceiling * LIMIT_MARGIN else y
+        return limit_peaks(y, out_rate, ceiling) if peak > ceiling * LIMIT_MARGIN else y
 
     chunks = fetch_audio(objects, job_id, segment.first, segment.stop)
+    gain = np.float32(1.0)
     for index, pcm in zip(range(segment.first, segment.stop), chunks, strict=True):
         samples = faded(pcm, timeline.native_rate)
         pause = timeline.pauses[index]
         block = np.concatenate([np.zeros(pause, dtype=np.float32), samples]) if pause else samples
-        # The resampler holds back a few milliseconds: a block may end with the previous chunk's tail.
-        yield cut(resampler.process(block), max(book.peaks[index], previous_peak))
-        previous_peak = book.peaks[index]
-    yield cut(resampler.flush(), previous_peak)
+        gain = np.float32(book.gains[index])
+        peak = book.peaks[index] * float(gain)
+        # The resampler holds back a few milliseconds: a block may end with the previous chunk's
+        # tail, under this chunk's gain (they differ only at a chapter's start, in chapter scope,
+        # where that tail is the faded end of the chapter before: silence or nearly).
+        yield cut(resampler.process(block), gain, max(peak, previous_peak))
+        previous_peak = peak
+    yield cut(resampler.flush(), gain, previous_peak)
     if position < segment.end:  # the rest of the pause up to the join (or rounding at the end)
         yield np.zeros(segment.end - max(position, segment.begin), dtype=np.float32)
 

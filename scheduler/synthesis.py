@@ -39,6 +39,7 @@ class BatchResult:
     canceled: bool = False
     billed: int = 0  # characters those chunks billed (their usage rows)
     model: str = ""  # the job's model, what they were billed under
+    chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
 
 
 def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
@@ -156,4 +157,7 @@ def synthesize_batch(
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
-    return BatchResult(produced, complete, billed=billed, model=params["model_id"])
+    return BatchResult(
+        produced, complete, billed=billed, model=params["model_id"],
+        chapter_scope=params.get("loudness_scope") == "chapter",
+    )

@@ -28,6 +28,7 @@ class TaskConfig:
     job_batch_window: int
     synth_group_chars: int
     assembly_workers: int  # 0: every core
+    assembly_ahead: bool  # chapter-scope books are assembled on the cpu queue while synthesized
     presign_seconds: int
     webhook_allow_private: bool
     webhook_timeout_s: float

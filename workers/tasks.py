@@ -21,6 +21,7 @@ from scheduler import lifecycle, retention
 from scheduler.parallel import BrokenProcessPool
 from scheduler.queue import (
     TASK_ASSEMBLE,
+    TASK_ASSEMBLE_AHEAD,
     TASK_EXPIRE,
     TASK_PLAN,
     TASK_REAP,
@@ -54,7 +55,7 @@ def register(app: Celery, resources: Callable[[], Resources]) -> None:
     global _resources
     _resources = resources
     job_tasks: tuple[tuple[str, Callable[..., Any]], ...] = (
-        (TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble),
+        (TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble), (TASK_ASSEMBLE_AHEAD, assemble_ahead),
     )
     for name, body in job_tasks:
         app.task(name=name, base=JobTask, **RETRY)(body)
@@ -103,6 +104,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
         job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
         on_billed=res.on_billed,
+        assemble_ahead=res.config.assembly_ahead,
     ))
 
 
@@ -110,6 +112,12 @@ def assemble(job_id: str) -> bool:
     res = _res()
     return _run(lifecycle.assemble(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
                                    workers=res.config.assembly_workers or None))
+
+
+def assemble_ahead(job_id: str) -> int:
+    res = _res()
+    return _run(lifecycle.assemble_ahead(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
+                                         workers=res.config.assembly_workers or None))
 
 
 def deliver_webhook(job_id: str, attempt: int = 1) -> bool:

@@ -3,7 +3,10 @@
 A job is submitted as JSON (``text``, or ``chapters`` with their texts) or as a multipart form
 with the book in the ``file`` field (``.txt``, ``.md`` or ``.epub``) and every other option as a
 form field of the same name (``chapters`` and ``pauses`` as JSON strings). ``loudness`` sets the
-book's integrated loudness in LUFS (default -19, true peak at most -3 dBFS either way).
+book's integrated loudness in LUFS (default -19, true peak at most -3 dBFS either way);
+``loudnessScope`` whether that is the whole book's (``book``, the default: one gain) or each
+chapter's (``chapter``: each chapter at the target, as ACX-style delivery measures chapter
+files; such a book is assembled while it is synthesized, so it is done sooner).
 """
 
 from __future__ import annotations
@@ -113,6 +116,15 @@ def _loudness(value: Any) -> float | None:
     return lufs
 
 
+def _loudness_scope(value: Any) -> str | None:
+    """None for the default (the whole book), so earlier jobs' request hashes still match."""
+    if value is None or value == "book":
+        return None
+    if value != "chapter":
+        raise e.ApiError(400, "loudnessScope must be book or chapter")
+    return "chapter"
+
+
 # C0/C1 control characters but tab, newline and carriage return. PostgreSQL refuses NUL in text
 # and JSON, and none of them is speech: in free text each becomes a space (so chapter offsets
 # still point where the client counted), in names they are refused.
@@ -184,6 +196,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
         skip_front_matter=skip, chapters=chapters, pauses=_pauses(payload.get("pauses")),
         loudness_lufs=_loudness(payload.get("loudness")),
+        loudness_scope=_loudness_scope(payload.get("loudnessScope")),
     )
 
 

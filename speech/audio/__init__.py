@@ -41,12 +41,15 @@ from speech.audio.formats import (
 )
 from speech.audio.loudness import (
     LoudnessMeter,
+    MeterState,
     apply_gain_db,
+    gated_loudness,
     integrated_loudness,
     joined_loudness,
     limit_true_peak,
     normalization_gain_db,
     normalize,
+    segments_loudness,
     true_peak_level,
 )
 from speech.audio.loudness import normalize as loudness_normalize
@@ -68,6 +71,7 @@ __all__ = [
     "MP3_PRIMING_SAMPLES",
     "MP3_RATES",
     "Metadata",
+    "MeterState",
     "NegotiationResult",
     "OPUS_RATES",
     "RAW_WEBSOCKET_FORMATS",
@@ -86,6 +90,7 @@ __all__ = [
     "frame_size",
     "from_audio_format_param",
     "from_name",
+    "gated_loudness",
     "integrated_loudness",
     "join_skip",
     "joined_loudness",
@@ -102,6 +107,7 @@ __all__ = [
     "opus_encode_rate",
     "patch_wav_sizes",
     "resample",
+    "segments_loudness",
     "supported_accept_list",
     "true_peak_level",
     "ulaw2lin",

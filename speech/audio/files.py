@@ -13,6 +13,8 @@ through their writer so the two paths cannot drift apart; no codec detail leaves
 from __future__ import annotations
 
 import functools
+import json
+import struct
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -156,6 +158,28 @@ class EncodedSegment:
     durations: list[int]
     skips: list[tuple[int, bytes]]  # (packet index, side data)
     first_pts: int = 0
+
+    def to_bytes(self) -> bytes:
+        """One object for the store (a segment encoded ahead waits there for the join): a
+        length-prefixed JSON header, then the frames back to back."""
+        header = json.dumps({
+            "sizes": [len(f) for f in self.frames], "durations": self.durations,
+            "skips": [[i, data.hex()] for i, data in self.skips], "first_pts": self.first_pts,
+        }).encode()
+        return struct.pack("<I", len(header)) + header + b"".join(self.frames)
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> EncodedSegment:
+        (length,) = struct.unpack_from("<I", raw)
+        header = json.loads(raw[4 : 4 + length])
+        frames, at = [], 4 + length
+        for size in header["sizes"]:
+            frames.append(raw[at : at + size])
+            at += size
+        if at != len(raw):
+            raise ValueError(f"an encoded segment of {len(raw)} bytes whose header accounts for {at}")
+        skips = [(int(i), bytes.fromhex(data)) for i, data in header["skips"]]
+        return cls(frames, [int(d) for d in header["durations"]], skips, int(header["first_pts"]))
 
     @classmethod
     def of(cls, packets: list[av.Packet[Any]]) -> EncodedSegment:

@@ -14,6 +14,7 @@ the assembler measure a book chapter by chapter and apply the one gain afterward
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -37,10 +38,26 @@ def _db_to_gain(db: float) -> float:
     return float(10.0 ** (db / 20.0))
 
 
-class LoudnessMeter:
-    """Integrated loudness of a mono signal fed in pieces (in order)."""
+@dataclass(frozen=True, slots=True)
+class MeterState:
+    """Where a meter stands between two pieces of one signal: enough to go on in another process
+    (or another task, after a crash) with exactly the arithmetic one meter would have done."""
 
-    def __init__(self, sample_rate: int) -> None:
+    segments: int  # 100 ms segments completed
+    partial: float  # K-weighted sum of squares of the segment being filled
+    position: int  # samples consumed
+    filters: tuple[tuple[float, float], ...]  # the K-weighting cascade's state
+
+
+class LoudnessMeter:
+    """Integrated loudness of a mono signal fed in pieces (in order).
+
+    ``resume`` goes on where another meter's :meth:`state` left off; such a meter's
+    :meth:`energies` and :meth:`integrated_loudness` cover only what it was fed itself, and
+    :meth:`completed` hands its finished segments to whoever joins the pieces
+    (:func:`segments_loudness`, :func:`gated_loudness`)."""
+
+    def __init__(self, sample_rate: int, resume: MeterState | None = None) -> None:
         self.sample_rate = sample_rate
         meter = pyloudnorm.Meter(sample_rate)  # K-weighting
         # pyloudnorm's two biquads as one second-order-sections cascade: sosfilt runs both in one
@@ -52,6 +69,22 @@ class LoudnessMeter:
         self._energies: list[float] = []  # sum of squares per 100 ms segment
         self._partial = 0.0  # sum of squares of the segment being filled
         self._position = 0  # samples consumed
+        self._base = 0  # segments completed before this meter (a resumed one)
+        if resume is not None:
+            self._state = np.asarray(resume.filters, dtype=np.float64).reshape(self._state.shape)
+            self._partial, self._position, self._base = resume.partial, resume.position, resume.segments
+
+    def state(self) -> MeterState:
+        return MeterState(
+            segments=self._base + len(self._energies),
+            partial=self._partial,
+            position=self._position,
+            filters=tuple((float(a), float(b)) for a, b in self._state),
+        )
+
+    def completed(self) -> list[float]:
+        """The segments this meter completed (a resumed one: since it resumed)."""
+        return list(self._energies)
 
     def _segment_end(self, k: int) -> int:
         return int(round((k + 1) * _STEP_S * self.sample_rate))
@@ -65,7 +98,8 @@ class LoudnessMeter:
             x = x * self._gain
         sq = np.square(x)
         cuts: list[int] = []  # where 100 ms segments end inside this piece
-        k, end = len(self._energies), self._segment_end(len(self._energies)) - self._position
+        k = self._base + len(self._energies)
+        end = self._segment_end(k) - self._position
         while end <= len(sq):
             cuts.append(end)
             k += 1
@@ -97,7 +131,7 @@ class LoudnessMeter:
 
     def integrated_loudness(self) -> float:
         """LUFS; ``-inf`` for silence or for less audio than one 400 ms gating block."""
-        return _gated_loudness(self.energies(), self._position, self.sample_rate)
+        return gated_loudness(self.energies(), self._position, self.sample_rate)
 
 
 def joined_loudness(parts: list[LoudnessMeter]) -> float:
@@ -117,10 +151,18 @@ def joined_loudness(parts: list[LoudnessMeter]) -> float:
             raise ValueError("a part before the last must span whole 100 ms segments")
         pieces.append(np.asarray(part._energies, dtype=np.float64))  # noqa: SLF001
     pieces.append(parts[-1].energies())
-    return _gated_loudness(np.concatenate(pieces), sum(p._position for p in parts), rate)  # noqa: SLF001
+    return gated_loudness(np.concatenate(pieces), sum(p._position for p in parts), rate)  # noqa: SLF001
 
 
-def _gated_loudness(energies: np.ndarray, samples: int, sample_rate: int) -> float:
+def segments_loudness(energies: np.ndarray, sample_rate: int) -> float:
+    """Integrated loudness of a stretch made of whole 100 ms segments (their K-weighted sums of
+    squares, as :meth:`LoudnessMeter.completed` gives them): a chapter cut on the meter's grid."""
+    return gated_loudness(energies, int(round(len(energies) * _STEP_S * sample_rate)), sample_rate)
+
+
+def gated_loudness(energies: np.ndarray, samples: int, sample_rate: int) -> float:
+    """BS.1770 gating over per-segment energies of a signal ``samples`` long: the one place the
+    meter's arithmetic lives, so energies gathered piece by piece give what one meter gives."""
     duration = samples / float(sample_rate)
     if duration < _BLOCK_S:
         return float("-inf")

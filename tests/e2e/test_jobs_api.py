@@ -142,9 +142,11 @@ def _epub() -> bytes:
 
 
 def test_epub_upload_to_mp3_takes_its_title_author_and_chapters(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    """In chapter loudness scope: its chapters are measured and encoded by ``scheduler.ahead``."""
     files = {"file": ("two.epub", _epub(), "application/epub+zip")}
+    form = {"speaker": "joe", "format": "mp3", "loudnessScope": "chapter"}
     submitted = httpx.post(
-        f"{stack.api_url}/v1/jobs", headers=_auth(api_key), data={"speaker": "joe", "format": "mp3"}, files=files,
+        f"{stack.api_url}/v1/jobs", headers=_auth(api_key), data=form, files=files,
         timeout=30,
     )
     assert submitted.status_code == 202, submitted.text
@@ -167,6 +169,7 @@ def test_epub_upload_to_mp3_takes_its_title_author_and_chapters(stack, api_key: 
         ({"text": "Hi.", "speaker": "joe", "skipFrontMatter": "yes"}, "skipFrontMatter must be a boolean"),
         ({"text": "Hi.", "speaker": "joe", "loudness": -5}, "loudness must be a number of LUFS from -30 to -12"),
         ({"text": "Hi.", "speaker": "joe", "loudness": "loud"}, "loudness must be a number of LUFS from -30 to -12"),
+        ({"text": "Hi.", "speaker": "joe", "loudnessScope": "track"}, "loudnessScope must be book or chapter"),
         ({"text": "Hi.", "speaker": "joe", "pauses": {"chapter": -1}},
          "pauses must be an object of milliseconds (0-10000) for sentence, paragraph and chapter"),
         ({"text": "Hi.", "speaker": "joe", "samplingRate": 100}, "samplingRate must be between 4000 and 96000"),

@@ -12,7 +12,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from scheduler import lifecycle
 from scheduler.intake import JobSpec
-from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from scheduler.queue import (
+    TASK_ASSEMBLE,
+    TASK_ASSEMBLE_AHEAD,
+    TASK_PLAN,
+    TASK_SYNTHESIZE,
+    TASK_WEBHOOK,
+    Message,
+)
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import create_account, get_job, scoped_sessions
@@ -33,6 +40,7 @@ def _submit(
     objects: LocalObjectStore,
     key: str | None = None,
     account_id: uuid.UUID | None = None,
+    spec: JobSpec | None = None,
 ) -> tuple[uuid.UUID, uuid.UUID, bool, list[Message]]:
     with sessions() as session:
         if account_id is None:
@@ -41,7 +49,7 @@ def _submit(
             session=session,
             objects=objects,
             account_id=account_id,
-            spec=JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en"),
+            spec=spec or JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en"),
             idempotency_key=key,
             allow_private_webhooks=False,
         )
@@ -124,14 +132,13 @@ def test_reap_resends_the_next_step_of_a_stalled_job(
     assert Message(TASK_PLAN, (str(job_id),)) not in again.messages  # touched: the next sweep waits
 
 
-def test_the_messages_carry_a_job_from_plan_to_its_announcement(
-    sessions: lifecycle.SessionFactory, tmp_path: Path
-) -> None:
-    """Carry out each message in order, as the workers would, with a tone engine for the voice:
-    the lifecycle alone drives the job to ``succeeded``, and the queue then runs dry."""
-    objects, tone = LocalObjectStore(tmp_path), ToneEngine()
+def _carry(
+    sessions: lifecycle.SessionFactory, objects: LocalObjectStore, queue: list[Message], *, ahead: bool = False
+) -> list[str]:
+    """Carry out each message in order, as the workers would, with a tone engine for the voice;
+    return the tasks run."""
+    tone = ToneEngine()
     synthesizer, catalog = Synthesizer(lambda voice: tone), Catalog.load()
-    job_id, _, _, queue = _submit(sessions, objects)
     ran: list[str] = []
     while queue:
         message, queue = queue[0], queue[1:]
@@ -150,7 +157,10 @@ def test_the_messages_carry_a_job_from_plan_to_its_announcement(
                 job_id=jid,
                 indices=message.args[1],
                 group_chars=400,
+                assemble_ahead=ahead,
             )
+        elif message.task == TASK_ASSEMBLE_AHEAD:
+            step = lifecycle.assemble_ahead(sessions=sessions, objects=objects, job_id=jid, workers=1)
         elif message.task == TASK_ASSEMBLE:
             step = lifecycle.assemble(sessions=sessions, objects=objects, job_id=jid, workers=1)
         else:  # no webhook URL: nothing to deliver and nothing to retry
@@ -165,8 +175,41 @@ def test_the_messages_carry_a_job_from_plan_to_its_announcement(
                 visibility_timeout_s=1800,
             )
         queue = queue + step.messages
+    return ran
+
+
+def test_the_messages_carry_a_job_from_plan_to_its_announcement(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    """The lifecycle alone drives the job to ``succeeded``, and the queue then runs dry."""
+    objects = LocalObjectStore(tmp_path)
+    job_id, _, _, queue = _submit(sessions, objects)
+    ran = _carry(sessions, objects, queue, ahead=True)  # book scope: nothing is assembled ahead
     with sessions() as session:
         job = get_job(session=session, job_id=job_id, account_id=None)
         assert job.status == "succeeded" and job.chunks_done == job.chunks_total > 2
     assert ran[0] == TASK_PLAN and ran[-2:] == [TASK_ASSEMBLE, TASK_WEBHOOK]
     assert ran.count(TASK_SYNTHESIZE) > 2  # batches handed on one by one after the first window
+    assert TASK_ASSEMBLE_AHEAD not in ran
+
+
+def test_a_chapter_scope_book_assembled_ahead_is_the_book_assembled_after(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    """Chapter one is measured and encoded while chapter two is synthesized; the file is the same
+    byte for byte as the one assembled after the last chunk."""
+    chapters = [{"title": "One", "start": 0}, {"title": "Two", "start": TEXT.index("A second")}]
+    spec = JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en", format="mp3", chapters=chapters,
+                   loudness_scope="chapter")
+    files = {}
+    for ahead in (False, True):
+        objects = LocalObjectStore(tmp_path / str(ahead))
+        job_id, _, _, queue = _submit(sessions, objects, spec=spec)
+        ran = _carry(sessions, objects, queue, ahead=ahead)
+        assert ran[-2:] == [TASK_ASSEMBLE, TASK_WEBHOOK]
+        assert (TASK_ASSEMBLE_AHEAD in ran) is ahead
+        with sessions() as session:
+            job = get_job(session=session, job_id=job_id, account_id=None)
+            assert job.status == "succeeded"
+        files[ahead] = objects.get_bytes(job.result_key or "")
+    assert files[True][:3] == b"ID3" and files[True] == files[False]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from scheduler import lifecycle
-from scheduler.queue import TASK_ASSEMBLE, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
+from scheduler.queue import TASK_ASSEMBLE, TASK_ASSEMBLE_AHEAD, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
 from scheduler.synthesis import BatchResult
 
 JOB = uuid.uuid4()
@@ -29,6 +29,24 @@ def test_the_last_batch_assembles_a_canceled_one_stops_any_other_hands_on() -> N
         Message(TASK_SYNTHESIZE, (str(JOB), [4, 5])),
     ]
     assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), []) == []  # others are still queued
+
+
+def test_with_assembly_ahead_a_chapter_scope_batch_that_did_something_lets_assembly_follow() -> None:
+    ahead = {"assemble_ahead": True}
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False, chapter_scope=True), [[4, 5]], **ahead) == [
+        Message(TASK_SYNTHESIZE, (str(JOB), [4, 5])),
+        Message(TASK_ASSEMBLE_AHEAD, (str(JOB),)),
+    ]
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [[4]], **ahead) == [  # book scope
+        Message(TASK_SYNTHESIZE, (str(JOB), [4])),
+    ]
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False, chapter_scope=True), [[4]]) == [  # setting off
+        Message(TASK_SYNTHESIZE, (str(JOB), [4])),
+    ]
+    nothing_new = BatchResult(0, complete=False, chapter_scope=True)
+    assert lifecycle.after_batch(JOB, nothing_new, [], **ahead) == []
+    assert lifecycle.after_batch(JOB, BatchResult(1, complete=False, canceled=True), [], **ahead) == []
+    assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), [], **ahead) == [Message(TASK_ASSEMBLE, (str(JOB),))]
 
 
 def test_an_announcement_is_a_webhook_attempt_with_its_backoff() -> None:

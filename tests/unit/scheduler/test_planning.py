@@ -56,3 +56,11 @@ def test_pauses_from_params() -> None:
 
     assert Pauses.from_params({}) == Pauses()
     assert Pauses.from_params({"pauses": {"chapter": 5000, "sentence": 100}}) == Pauses(100, PAUSE_PARAGRAPH_MS, 5000)
+
+
+def test_batches_in_book_order_stretches_group_lengths_within_each() -> None:
+    lengths = {0: 10, 1: 90, 2: 11, 3: 85, 4: 12, 5: 95, 6: 9}
+    groups = batches(lengths, budget=100, window=200)  # stretches: 0-3 (196 chars), 4-6
+    assert groups == [[0, 2], [3], [1], [6, 4], [5]]
+    flat = [i for g in batches({i: 50 + i % 7 for i in range(40)}, budget=200, window=800) for i in g]
+    assert sorted(flat[:15]) == list(range(15))  # the first stretch (15 chunks) comes first, whole

@@ -1,0 +1,326 @@
+"""Assembly ahead of the last chunk: a book in chapter loudness scope is measured, normalised and
+encoded while it is still being synthesized, so assembly ends a short tail after synthesis.
+
+Why a scope of its own: one gain for the whole book is not known before its last chunk is, and
+the encoding that needs it (LAME or AAC, most of assembly) could only start after synthesis.
+In chapter scope (``loudness_scope: "chapter"``) each chapter gets the one gain that brings it
+to the target, the way ACX-style delivery measures each chapter file; within a chapter the
+reading keeps its natural dynamics. A chapter is encoded as soon as its chunks are done.
+
+Every step's result goes to the object store under a deterministic key, and is computed only
+from chunks marked done, whose audio never changes again: a chunk's loudness
+(:class:`ChunkLoudness`) and an encoded segment (``rendering.progressive_segments``). A task
+killed anywhere leaves whole objects or none; a repeat, a concurrent twin or the final assembly
+finds them and does the rest, with the same arithmetic, so the book is the same sample for
+sample however much of it was done ahead (or none: ``LECTOR_ASSEMBLY_AHEAD=false``). Nothing
+here bills, and nothing here moves the job's status.
+
+A chunk is measured once every chunk before it is done, since its place on the meter's 100 ms
+grid follows from their lengths; planning hands batches out in book order so that this done
+prefix grows while synthesis runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from scheduler import parallel
+from scheduler.objects import (
+    ahead_chapter_key,
+    ahead_loudness_key,
+    ahead_loudness_prefix,
+    ahead_segment_key,
+    chunk_meta_key,
+    plan_key,
+)
+from scheduler.planning import Layout
+from scheduler.rendering import (
+    Measured,
+    Segment,
+    encode_segment,
+    progressive_segments,
+    render_audio,
+    uses_segments,
+)
+from scheduler.timeline import Timeline, faded, fetch_audio
+from speech.audio import (
+    FILE_FORMATS,
+    EncodedSegment,
+    LoudnessMeter,
+    Metadata,
+    MeterState,
+    SegmentJoiner,
+    frame_size,
+    join_skip,
+    normalization_gain_db,
+    segments_loudness,
+)
+from store.db import jobs as job_repo
+
+log = logging.getLogger("lector.assembly")
+SessionFactory = Callable[[], AbstractContextManager[Session]]
+
+_READ_THREADS: Final = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkLoudness:
+    """One chunk's share of the loudness measurement: the K-weighted energies of the 100 ms
+    segments the meter completed over the chunk and the pause before it, and the meter's state
+    after it. Joined in order, the energies are one meter's over the whole book (the filters
+    carry their state from chunk to chunk), so a chapter's or the book's gated loudness follows
+    exactly (``speech.audio.segments_loudness``, ``gated_loudness``)."""
+
+    energies: list[float]
+    state: MeterState
+    peak: float  # the faded chunk's sample peak (the limiter's cue)
+
+    def to_json(self) -> bytes:
+        s = self.state
+        return json.dumps({
+            "energies": self.energies, "peak": self.peak, "segments": s.segments, "partial": s.partial,
+            "position": s.position, "filters": s.filters,
+        }).encode()  # floats as repr: they come back bit for bit
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> ChunkLoudness:
+        d = json.loads(raw)
+        state = MeterState(
+            int(d["segments"]), float(d["partial"]), int(d["position"]), tuple((float(a), float(b)) for a, b in d["filters"])
+        )
+        return cls([float(e) for e in d["energies"]], state, float(d["peak"]))
+
+
+def measure_chunks(
+    objects: Any, job_id: uuid.UUID, timeline: Timeline, start: int, stop: int, state: MeterState | None
+) -> Iterator[ChunkLoudness]:
+    """Chunks ``start..stop-1`` measured in order, going on from ``state`` (the chunk before)."""
+    rate = timeline.native_rate
+    for index, pcm in zip(range(start, stop), fetch_audio(objects, job_id, start, stop), strict=True):
+        if len(pcm) != timeline.length(index):
+            raise ValueError(f"chunk {index} has {len(pcm)} samples; its row says {timeline.length(index)}")
+        meter = LoudnessMeter(rate, state)
+        if timeline.pauses[index]:
+            meter.add(np.zeros(timeline.pauses[index], dtype=np.float32))
+        samples = faded(pcm, rate)
+        meter.add(samples)
+        state = meter.state()
+        yield ChunkLoudness(meter.completed(), state, float(np.max(np.abs(samples))) if len(samples) else 0.0)
+
+
+def chapter_spans(layout: Layout) -> list[tuple[int, int]]:
+    """Each chapter's chunks as ``(first, stop)``; chunks before the first chapter form one too."""
+    total = len(layout.pauses_ms)
+    starts = sorted({0, *(m.chunk for m in layout.chapters if 0 < m.chunk < total)})
+    return list(zip(starts, [*starts[1:], total], strict=True)) if total else []
+
+
+#: Chapter gains are whole tenths of a decibel (a chapter lands within 0.05 dB of the target): a
+#: segment's key names the gains its frames were encoded under in a few characters.
+GAIN_STEP_DB: Final = 0.1
+
+
+def chapter_gain(measured: Sequence[ChunkLoudness], rate: int, target_lufs: float) -> int:
+    """The gain, in tenths of a decibel, that brings the chapter made of these chunks to
+    ``target_lufs`` (0 for silence or less than a gating block)."""
+    energies = np.asarray([e for chunk in measured for e in chunk.energies], dtype=np.float64)
+    return round(normalization_gain_db(segments_loudness(energies, rate), target_lufs) / GAIN_STEP_DB)
+
+
+def linear(tenths: int) -> float:
+    return float(10 ** (tenths * GAIN_STEP_DB / 20))
+
+
+@dataclass(frozen=True, slots=True)
+class Book:
+    """What the steps know of a job: its done prefix (or all of it) and its output."""
+
+    job_id: uuid.UUID
+    layout: Layout
+    timeline: Timeline  # the done prefix of the book; the whole book when ``closed``
+    fmt: str
+    out_rate: int
+    target_lufs: float
+
+    @property
+    def closed(self) -> bool:
+        return len(self.timeline.offsets) == len(self.layout.pauses_ms)
+
+    def segment_key(self, segment: Segment, gains: Sequence[int]) -> str:
+        """Where a segment's frames under these gains (tenths of a dB, its chunks') are stored."""
+        tag = "_".join(str(g) for g in dict.fromkeys(gains[segment.first : segment.stop]))
+        return ahead_segment_key(self.job_id, segment.first, segment.stop, self.out_rate, f"{tag}.{self.fmt}")
+
+
+def encodes_ahead(fmt: str, out_rate: int) -> bool:
+    """Formats whose segments join into one file (MP3 at an MP3 rate, m4b); the others are
+    measured ahead and encoded in one stream at the end."""
+    return uses_segments(fmt, out_rate, workers=2)
+
+
+def _measured(objects: Any, book: Book) -> int:
+    """How many chunks from the first have their loudness stored."""
+    count = 0
+    for key in objects.iter_keys(ahead_loudness_prefix(book.job_id)):
+        if key != ahead_loudness_key(book.job_id, count):
+            break
+        count += 1
+    return count
+
+
+def _load(objects: Any, job_id: uuid.UUID, indices: Sequence[int]) -> dict[int, ChunkLoudness]:
+    with ThreadPoolExecutor(max_workers=_READ_THREADS, thread_name_prefix="ahead-read") as pool:
+        raws = pool.map(lambda i: objects.get_bytes(ahead_loudness_key(job_id, i)), indices)
+        return {i: ChunkLoudness.from_json(raw) for i, raw in zip(indices, raws, strict=True)}
+
+
+def measure(objects: Any, book: Book) -> int:
+    """Measure and store every chunk of the prefix not measured yet; return how many."""
+    n = len(book.timeline.offsets)
+    done = min(_measured(objects, book), n)
+    state = _load(objects, book.job_id, [done - 1])[done - 1].state if done else None
+    for index, chunk in enumerate(measure_chunks(objects, book.job_id, book.timeline, done, n, state), start=done):
+        objects.put_bytes(ahead_loudness_key(book.job_id, index), chunk.to_json(), content_type="application/json")
+    return n - done
+
+
+def _gains(objects: Any, book: Book) -> list[int | None]:
+    """Each complete chapter's chunks' gain (tenths of a dB), stored once computed so that a later
+    step reads one object, not the chapter's chunks; None for the chunks of the chapter still
+    being synthesized. (Encoding its segments under the gain of its start was tried: on the
+    novel's opening the guess missed the chapter's final gain by a tenth of a dB in both
+    chapters it was tried on, so the work was done twice on cores synthesis needed.)"""
+    n = len(book.timeline.offsets)
+    gains: list[int | None] = [None] * n
+    for first, stop in chapter_spans(book.layout):
+        if stop > n:
+            break
+        key = ahead_chapter_key(book.job_id, first, stop)
+        if objects.exists(key):
+            tenths = int(json.loads(objects.get_bytes(key))["gain_tenths_db"])
+        else:
+            loud = _load(objects, book.job_id, range(first, stop))
+            tenths = chapter_gain(list(loud.values()), book.timeline.native_rate, book.target_lufs)
+            objects.put_bytes(key, json.dumps({"gain_tenths_db": tenths}).encode(), content_type="application/json")
+        gains[first:stop] = [tenths] * (stop - first)
+    return gains
+
+
+def _segments(book: Book) -> list[Segment]:
+    audio_format = FILE_FORMATS[book.fmt]
+    return progressive_segments(
+        book.timeline, book.out_rate, {first for first, _ in chapter_spans(book.layout)},
+        frame=frame_size(audio_format, book.out_rate), skip=join_skip(audio_format, book.out_rate), closed=book.closed,
+    )
+
+
+def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segment, key: str) -> None:
+    """One segment encoded and stored. Runs in a worker process: its arguments pickle."""
+    frames = encode_segment(objects, book.job_id, levels, segment, book.fmt, book.out_rate)
+    objects.put_bytes(key, frames.to_bytes(), content_type="application/octet-stream")
+
+
+def encode(objects: Any, book: Book, workers: int) -> list[str]:
+    """Encode and store, on the assembly pool, every segment of the prefix whose chapters are
+    complete and that is not stored yet; return the keys of those segments, in order."""
+    gains = _gains(objects, book)
+    segments = [s for s in _segments(book) if all(g is not None for g in gains[s.first : s.stop])]
+    known = [0 if g is None else g for g in gains]
+    keys = [book.segment_key(s, known) for s in segments]
+    stored = set(objects.iter_keys(f"jobs/{book.job_id}/ahead/segments/"))
+    todo = [(s, key) for s, key in zip(segments, keys, strict=True) if key not in stored]
+    if todo:
+        loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
+        peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
+        levels = Measured(book.timeline, peaks, [linear(g) for g in known])
+        with parallel.executor(workers) as pool:
+            futures = [pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo]
+            try:
+                for future in futures:
+                    future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+    return keys
+
+
+def advance(objects: Any, book: Book, workers: int) -> int:
+    """What the done prefix allows: measure its new chunks and encode its ready segments.
+    Returns the chunks measured (a bench and the tests read it)."""
+    measured = measure(objects, book)
+    if encodes_ahead(book.fmt, book.out_rate):
+        encode(objects, book, workers)
+    return measured
+
+
+def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, workers: int) -> int:
+    """The whole book's file at ``path``, from what was done ahead and the rest; its length in
+    samples at ``out_rate``."""
+    if not book.closed:
+        raise ValueError("finish wants the whole book's timeline")
+    measure(objects, book)
+    timeline = book.timeline
+    total_seconds = timeline.end / timeline.native_rate
+    if not encodes_ahead(book.fmt, book.out_rate):
+        gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
+        loud = _load(objects, book.job_id, range(len(gains)))
+        levels = Measured(timeline, [loud[i].peak for i in range(len(gains))], [linear(g) for g in gains])
+        return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
+    keys = encode(objects, book, workers)
+    joiner = SegmentJoiner(
+        FILE_FORMATS[book.fmt], book.out_rate, path, metadata=metadata, total_seconds=total_seconds
+    )
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead-join") as pool:
+            following = pool.submit(objects.get_bytes, keys[0])
+            for after in [*keys[1:], None]:  # the next segment is read while this one is written
+                raw = following.result()
+                if after is not None:
+                    following = pool.submit(objects.get_bytes, after)
+                joiner.add(EncodedSegment.from_bytes(raw))
+        joiner.finish()
+    except BaseException:
+        joiner.abort()
+        raise
+    return int(round(timeline.end * book.out_rate / timeline.native_rate))
+
+
+def advance_job(
+    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int, out_rate: int, target_lufs: float
+) -> int:
+    """The ``assemble_ahead`` step: for a running job in chapter scope, the work its done prefix
+    allows. Returns the chunks measured (0 for any other job: a message costs one read)."""
+    with sessions() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        if job.status != "running" or job.params.get("loudness_scope") != "chapter":
+            return 0
+        params = dict(job.params)
+        durations = job_repo.chunk_durations(session=session, job_id=job_id)
+    prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
+    if not prefix:
+        return 0
+    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
+    out_rate = int(params.get("sampling_rate") or out_rate)
+    target = float(params.get("loudness_lufs") or target_lufs)
+    book = Book(job_id, layout, timeline, params.get("format", "wav"), out_rate, target)
+    try:
+        measured = advance(objects, book, workers)
+    except parallel.BrokenProcessPool:
+        parallel.discard(workers)  # a worker process died (OOM?): the retried task gets a new pool
+        raise
+    log.info("job %s: assembled ahead up to chunk %d of %d", job_id, prefix, len(layout.pauses_ms))
+    return measured

@@ -1,0 +1,164 @@
+"""Assembly ahead of the last chunk (chapter loudness scope), on a local store with synthetic
+chunks: the same book whether it was assembled while its chunks landed or all at the end, and
+loudness joined from per-chunk energies equal to measuring the stitched file."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from scheduler import ahead, assembly, rendering
+from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
+from scheduler.planning import ChapterMark, Layout
+from scheduler.timeline import Timeline, faded
+from speech.audio import gated_loudness, integrated_loudness, segments_loudness
+from store.objects.local import LocalObjectStore
+
+RATE = 22050
+# three chapters; inside them sentence (250 ms) and paragraph (700 ms) pauses
+PAUSES = [0, 250, 700, 250, 2000, 700, 250, 700, 2000, 250, 700]
+CHAPTERS = [ChapterMark("One", 0), ChapterMark("Two", 4), ChapterMark("Three", 8)]
+LEVELS = [0.08, 0.08, 0.08, 0.08, 0.3, 0.3, 0.3, 0.3, 0.15, 0.15, 0.9]  # chapter two loud; chunk 10 peaks
+
+
+def _chunk(rng: np.random.Generator, seconds: float, level: float) -> np.ndarray:
+    n = int(RATE * seconds)
+    t = np.arange(n) / RATE
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2
+    x = level * envelope * (0.6 * np.sin(2 * np.pi * 170 * t) + 0.4 * rng.standard_normal(n))
+    return (np.clip(x, -1, 1) * 32767).astype("<i2")
+
+
+def _write_chunks(objects: LocalObjectStore, job_id: uuid.UUID, chunks: list[np.ndarray], indices: list[int]) -> None:
+    for i in indices:
+        objects.put_bytes(chunk_audio_key(job_id, i), chunks[i].tobytes())
+        meta = {"sample_rate": RATE, "samples": len(chunks[i]), "duration_s": len(chunks[i]) / RATE,
+                "words": [{"word": "word", "start": 0.1, "end": 0.4}], "text": "Word."}
+        objects.put_bytes(chunk_meta_key(job_id, i), json.dumps(meta).encode())
+
+
+@pytest.fixture
+def chunks() -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    return [_chunk(rng, 1.1 + 0.2 * (i % 3), level) for i, level in enumerate(LEVELS)]
+
+
+@pytest.fixture(autouse=True)
+def short_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cuts inside chapters too, at the first long pause after 2 s (a book's default is minutes)."""
+    monkeypatch.setattr(rendering, "TARGET_SEGMENT_S", 2.0)
+
+
+def _new_book(tmp_path: Path, name: str) -> tuple[LocalObjectStore, uuid.UUID]:
+    objects = LocalObjectStore(tmp_path / name)
+    job_id = uuid.uuid4()
+    objects.put_bytes(plan_key(job_id), Layout(PAUSES, CHAPTERS).to_json())
+    return objects, job_id
+
+
+def _decode(path: Path) -> np.ndarray:
+    with av.open(str(path)) as container:
+        return np.concatenate([f.to_ndarray().reshape(-1) for f in container.decode(audio=0)])
+
+
+@pytest.mark.parametrize(("fmt", "encoded_ahead"), [("mp3", True), ("m4b", True), ("wav", False)])
+def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahead(
+    chunks: list[np.ndarray], tmp_path: Path, fmt: str, encoded_ahead: bool
+) -> None:
+    params = {"format": fmt, "sampling_rate": 24000, "loudness_scope": "chapter", "lang": "en"}
+    layout = Layout(PAUSES, CHAPTERS)
+    at_end, at_end_id = _new_book(tmp_path, "at-end")
+    _write_chunks(at_end, at_end_id, chunks, list(range(len(chunks))))
+    (tmp_path / "out-end").mkdir()
+    reference = assembly.render(at_end, at_end_id, params, tmp_path / "out-end", workers=1)
+
+    landing, job_id = _new_book(tmp_path, "landing")
+    done: set[int] = set()
+    for batch in ([1, 0], [3], [2, 5, 4], [6, 7], [9, 8]):  # out of order, as batches finish
+        _write_chunks(landing, job_id, chunks, batch)
+        done.update(batch)
+        prefix = next(i for i in range(len(chunks) + 1) if i not in done)
+        timeline = Timeline.build(RATE, PAUSES[:prefix], [len(c) for c in chunks[:prefix]])
+        ahead.advance(landing, ahead.Book(job_id, layout, timeline, fmt, 24000, assembly.TARGET_LUFS), workers=1)
+    segments = sorted(landing.iter_keys(f"jobs/{job_id}/ahead/segments/"))
+    if encoded_ahead:  # chapters one and two, cut inside too, were encoded before the last chunk
+        # (a chapter's first segment may also be there under the gain guessed before its end)
+        spans = sorted({tuple(int(n) for n in k.rsplit("/", 1)[1].split("-")[:2]) for k in segments})
+        assert len(spans) > 2 and spans[0][0] == 0 and spans[-1][1] == 8
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    else:
+        assert segments == []
+    # a worker killed in its last step: one segment and the last chunk's loudness never written
+    for key in segments[-1:] + sorted(landing.iter_keys(f"jobs/{job_id}/ahead/loudness/"))[-1:]:
+        landing.delete(key)
+    _write_chunks(landing, job_id, chunks, [10])
+    (tmp_path / "out-ahead").mkdir()
+    rendered = assembly.render(landing, job_id, params, tmp_path / "out-ahead", workers=1)
+
+    a, b = _decode(reference.audio), _decode(rendered.audio)
+    expected = int(round(reference.duration_s * 24000))
+    assert len(a) == len(b) and 0 <= len(a) - expected < (1024 if fmt == "m4b" else 1)  # AAC's last frame is whole
+    assert np.array_equal(a, b)
+    assert rendered.audio.read_bytes() == reference.audio.read_bytes()
+    assert rendered.timestamps.read_text() == reference.timestamps.read_text()
+
+
+def test_each_chapter_is_at_the_target_in_chapter_scope(chunks: list[np.ndarray], tmp_path: Path) -> None:
+    """ACX-style: every chapter on its own measures at the target, the loud one included."""
+    objects, job_id = _new_book(tmp_path, "book")
+    _write_chunks(objects, job_id, chunks, list(range(len(chunks))))
+    rendered = assembly.render(objects, job_id, {"format": "wav", "loudness_scope": "chapter"}, tmp_path, workers=1)
+    samples = _decode(rendered.audio).astype(np.float32) / 32767
+    rate = 24000
+    for chapter in rendered.chapters:
+        piece = samples[int(chapter.start * rate) : int((chapter.end or 0) * rate)]
+        assert integrated_loudness(piece, rate) == pytest.approx(assembly.TARGET_LUFS, abs=0.5)
+    # the book's one gain would have left chapter one 5 LU under chapter two
+    (tmp_path / "book-scope").mkdir()
+    book_scope = assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "book-scope", workers=1)
+    whole = _decode(book_scope.audio).astype(np.float32) / 32767
+    one, two = (whole[int(c.start * rate) : int((c.end or 0) * rate)] for c in book_scope.chapters[:2])
+    assert integrated_loudness(two, rate) - integrated_loudness(one, rate) > 5
+
+
+def test_loudness_joined_from_chunks_equals_the_stitched_files(chunks: list[np.ndarray], tmp_path: Path) -> None:
+    timeline = Timeline.build(RATE, PAUSES, [len(c) for c in chunks])
+    objects, job_id = _new_book(tmp_path, "store")
+    _write_chunks(objects, job_id, chunks, list(range(len(chunks))))
+    measured = list(ahead.measure_chunks(objects, job_id, timeline, 0, len(chunks), None))
+
+    stitched = np.zeros(timeline.end, dtype=np.float32)
+    for i, pcm in enumerate(chunks):
+        stitched[timeline.offsets[i] : timeline.offsets[i] + len(pcm)] = faded(pcm, RATE)
+    energies = np.asarray([e for m in measured for e in m.energies] + [measured[-1].state.partial])
+    joined = gated_loudness(energies, measured[-1].state.position, RATE)
+    assert measured[-1].state.position == timeline.end
+    assert joined == pytest.approx(integrated_loudness(stitched, RATE), abs=1e-9)
+
+    hop = RATE // 10  # each chapter: the 100 ms segments its chunks completed, cut from the file
+    for first, stop in ahead.chapter_spans(Layout(PAUSES, CHAPTERS)):
+        begin = measured[first - 1].state.segments if first else 0
+        end = measured[stop - 1].state.segments
+        chapter = np.asarray([e for m in measured[first:stop] for e in m.energies])
+        assert len(chapter) == end - begin
+        assert segments_loudness(chapter, RATE) == pytest.approx(
+            integrated_loudness(stitched[begin * hop : end * hop], RATE), abs=1e-9
+        )
+
+
+def test_segments_of_a_prefix_are_the_whole_books_first_segments(chunks: list[np.ndarray]) -> None:
+    lengths = [len(c) for c in chunks]
+    whole = rendering.progressive_segments(
+        Timeline.build(RATE, PAUSES, lengths), 24000, {0, 4, 8}, frame=576, skip=1152, closed=True
+    )
+    assert {4, 8} <= {s.first for s in whole} and len(whole) > 3  # chapters, and inside them
+    for prefix in range(1, len(chunks)):
+        timeline = Timeline.build(RATE, PAUSES[:prefix], lengths[:prefix])
+        part = rendering.progressive_segments(timeline, 24000, {0, 4, 8}, frame=576, skip=1152, closed=False)
+        assert part == whole[: len(part)]
+        assert all(s.stop <= prefix for s in part)
