@@ -11,6 +11,7 @@ and the lifecycle can be tested without Celery or a broker.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -32,6 +33,9 @@ from scheduler.queue import (
 )
 from store.db import jobs as job_repo
 from store.db.models import Job
+from store.errors import JobNotFound
+
+log = logging.getLogger(__name__)
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 ACTIVE: tuple[str, ...] = (
@@ -95,15 +99,21 @@ def cancel(*, session: Session, job_id: uuid.UUID, account_id: uuid.UUID) -> tup
 
 
 def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -> list[Message]:
-    """A step gave up with an error that retrying will not cure: the job fails and is announced."""
-    with sessions() as session:
-        failed = job_repo.set_job_status(
-            session=session,
-            job_id=job_id,
-            status="failed",
-            expected=ACTIVE,
-            error=job_error(error),  # the customer's sentence; the exception is in the worker's log
-        )
+    """A step gave up with an error that retrying will not cure: the job fails and is announced.
+    A job that no longer exists (a stale message after its rows were removed) has nothing to fail:
+    raising here would only turn one task's failure into a second one in Celery's error handler."""
+    try:
+        with sessions() as session:
+            failed = job_repo.set_job_status(
+                session=session,
+                job_id=job_id,
+                status="failed",
+                expected=ACTIVE,
+                error=job_error(error),  # the customer's sentence; the exception is in the worker's log
+            )
+    except JobNotFound:
+        log.warning("job %s failed but no longer exists: nothing to record", job_id)
+        return []
     return [announce(job_id)] if failed else []
 
 

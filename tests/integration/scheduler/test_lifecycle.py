@@ -213,3 +213,8 @@ def test_a_chapter_scope_book_assembled_ahead_is_the_book_assembled_after(
             assert job.status == "succeeded"
         files[ahead] = objects.get_bytes(job.result_key or "")
     assert files[True][:3] == b"ID3" and files[True] == files[False]
+
+
+def test_failing_a_job_that_no_longer_exists_sends_nothing(sessions: lifecycle.SessionFactory) -> None:
+    """A stale message's failure handler must not raise a second error for a job whose rows are gone."""
+    assert lifecycle.fail(sessions=sessions, job_id=uuid.uuid4(), error=RuntimeError("boom")) == []
