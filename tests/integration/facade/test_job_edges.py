@@ -38,8 +38,8 @@ def _services(factory: sessionmaker[Session], tmp_path: Path, broker: str, *, en
 
 
 @pytest.fixture
-def client(db_sessionmaker: sessionmaker[Session], tmp_path: Path, redis_url: str) -> Iterator[tuple[TestClient, str, Any]]:
-    services, key = _services(db_sessionmaker, tmp_path, redis_url)
+def client(db_sessionmaker: sessionmaker[Session], tmp_path: Path, own_redis_url: str) -> Iterator[tuple[TestClient, str, Any]]:
+    services, key = _services(db_sessionmaker, tmp_path, own_redis_url)
     with TestClient(create_app(lambda: (services, lambda: None)), raise_server_exceptions=False) as c:
         yield c, key, services
 
@@ -113,8 +113,8 @@ class _BrokenEngine:
 
 
 def test_the_json_variant_fails_with_the_json_500(db_sessionmaker: sessionmaker[Session], tmp_path: Path,
-                                                  redis_url: str) -> None:
-    services, key = _services(db_sessionmaker, tmp_path, redis_url, engine=_BrokenEngine())
+                                                  own_redis_url: str) -> None:
+    services, key = _services(db_sessionmaker, tmp_path, own_redis_url, engine=_BrokenEngine())
     with TestClient(create_app(lambda: (services, lambda: None)), raise_server_exceptions=False) as c:
         response = c.post("/v1/service-tts", json={"text": "This will fail.", "speaker": "joe", "modelId": "mistv2"},
                           headers={"Authorization": f"Bearer {key}", "Accept": "application/json"})
@@ -122,10 +122,10 @@ def test_the_json_variant_fails_with_the_json_500(db_sessionmaker: sessionmaker[
 
 
 def test_cancel_does_not_block_the_event_loop_on_a_hung_broker(db_sessionmaker: sessionmaker[Session],
-                                                                tmp_path: Path, redis_url: str) -> None:
+                                                                tmp_path: Path, own_redis_url: str) -> None:
     """The broker accepts connections and never answers: the cancel's publish hangs in a thread,
     and the API keeps answering other requests meanwhile."""
-    services, key = _services(db_sessionmaker, tmp_path, redis_url)
+    services, key = _services(db_sessionmaker, tmp_path, own_redis_url)
     auth = {"Authorization": f"Bearer {key}"}
     with TestClient(create_app(lambda: (services, lambda: None))) as c:
         jid = c.post("/v1/jobs", json={"text": "Hello.", "speaker": "joe"}, headers=auth).json()["id"]

@@ -26,13 +26,13 @@ def _queued(client: redis.Redis) -> list[tuple[str, str]]:
 
 
 def test_the_limit_is_the_setting_and_messages_follow_the_commit(
-    db_sessionmaker: sessionmaker[Session], redis_url: str, tmp_path: Path,
+    db_sessionmaker: sessionmaker[Session], own_redis_url: str, tmp_path: Path,
 ) -> None:
-    broker = redis.Redis.from_url(redis_url)
+    broker = redis.Redis.from_url(own_redis_url)
     broker.delete(QUEUE_CPU)
     services, key = services_with_key(
         db_sessionmaker, "jobs-route", catalog=Catalog.load(), objects=LocalObjectStore(tmp_path),
-        dispatcher=Dispatcher(make_celery(redis_url)), max_job_chars=40,
+        dispatcher=Dispatcher(make_celery(own_redis_url)), max_job_chars=40,
     )
     auth = {"Authorization": f"Bearer {key}"}
     with TestClient(create_app(lambda: (services, lambda: None))) as client:

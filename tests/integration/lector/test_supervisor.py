@@ -21,12 +21,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 BIN = Path(sys.executable).parent
 
 
-def test_run_serves_and_stops_everything(tmp_path: Path, empty_pg_database, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_run_serves_and_stops_everything(tmp_path: Path, empty_pg_database, own_redis_url: str) -> None:  # type: ignore[no-untyped-def]
     pg_url = empty_pg_database()  # migrated by lector run itself
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LECTOR_")}
     env.update({"LECTOR_PORT": str(port), "LECTOR_DATA_DIR": str(tmp_path / "data"),
-                "LECTOR_DATABASE_URL": pg_url, "LECTOR_REDIS_URL": redis_url, "LECTOR_TORCH_THREADS": "1"})
+                "LECTOR_DATABASE_URL": pg_url, "LECTOR_REDIS_URL": own_redis_url, "LECTOR_TORCH_THREADS": "1"})
     proc = subprocess.Popen([str(BIN / "lector"), "run"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         assert api_up(f"http://127.0.0.1:{port}", proc, timeout=120), "lector run did not come up"
@@ -45,7 +45,7 @@ def test_run_serves_and_stops_everything(tmp_path: Path, empty_pg_database, redi
     assert not alive, alive
 
 
-def test_a_killed_synth_worker_is_restarted_and_its_job_goes_on(tmp_path: Path, empty_pg_database, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_synth_worker_is_restarted_and_its_job_goes_on(tmp_path: Path, empty_pg_database, own_redis_url: str) -> None:  # type: ignore[no-untyped-def]
     """SIGKILL to the synth worker of a running ``lector run`` mid-job: the supervisor restarts it
     (and says so), the API answers throughout, and the job finishes within seconds of the restart
     (the broker would hand the lost task back only after the 30-minute visibility timeout, the
@@ -56,7 +56,7 @@ def test_a_killed_synth_worker_is_restarted_and_its_job_goes_on(tmp_path: Path, 
     from store.db.session import make_engine
 
     pg_url = empty_pg_database()
-    own_redis = redis_url.rsplit("/", 1)[0] + "/" + str((int(redis_url.rsplit("/", 1)[1]) + 5) % 16 or 2)
+    own_redis = own_redis_url  # the module's own database: the session's stack workers never see its tasks
     redis_lib.Redis.from_url(own_redis).flushdb()
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LECTOR_")}

@@ -34,8 +34,8 @@ BOOK = "The rain fell on the roof of the old house. Nobody inside heard it at al
 
 
 @pytest.fixture
-def running(pg_url: str, redis_url: str, tmp_path: Path) -> Iterator[Resources]:
-    app = make_celery(redis_url)
+def running(pg_url: str, own_redis_url: str, tmp_path: Path) -> Iterator[Resources]:
+    app = make_celery(own_redis_url)
     engine = make_engine(pg_url)
     factory: sessionmaker[Session] = make_sessionmaker(engine)
     tone = ToneEngine(fail_on="Unsayable")
