@@ -25,15 +25,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from sqlalchemy.orm import Session
 
 from scheduler import parallel
 from scheduler.objects import (
@@ -67,9 +65,9 @@ from speech.audio import (
     segments_loudness,
 )
 from store.db import jobs as job_repo
+from store.db.session import SessionFactory
 
 log = logging.getLogger("lector.assembly")
-SessionFactory = Callable[[], AbstractContextManager[Session]]
 
 _READ_THREADS: Final = 16
 

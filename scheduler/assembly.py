@@ -27,14 +27,12 @@ import logging
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
-
-from sqlalchemy.orm import Session
 
 from scheduler import ahead, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
@@ -51,9 +49,9 @@ from scheduler.rendering import Measured, encoded_segments, plan_segments, rende
 from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
+from store.db.session import SessionFactory
 
 log = logging.getLogger("lector.assembly")
-SessionFactory = Callable[[], AbstractContextManager[Session]]
 DEFAULT_RATE: Final = 24000
 TARGET_LUFS: Final = -19.0
 

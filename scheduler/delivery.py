@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-
-from sqlalchemy.orm import Session
 
 from scheduler import webhooks
 from scheduler.errors import InvalidWebhookUrl
 from store.db import accounts as account_repo
 from store.db import jobs as job_repo
-
-SessionFactory = Callable[[], AbstractContextManager[Session]]
+from store.db.session import SessionFactory
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -33,11 +32,11 @@ from scheduler.queue import (
 )
 from store.db import jobs as job_repo
 from store.db.models import Job
+from store.db.session import SessionFactory
 from store.errors import JobNotFound
 
 log = logging.getLogger(__name__)
 
-SessionFactory = Callable[[], AbstractContextManager[Session]]
 ACTIVE: tuple[str, ...] = (
     "queued",
     "planning",

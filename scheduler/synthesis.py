@@ -11,23 +11,20 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 import numpy as np
-from sqlalchemy.orm import Session
 
 from scheduler.objects import chunk_audio_key, chunk_meta_key
 from speech.synthesizer import Controls, Synthesizer, prepare
 from speech.types import AudioChunk
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
+from store.db.session import SessionFactory
 
-SessionFactory = Callable[[], AbstractContextManager[Session]]
 SENTENCE_GAP_MS = 250
 STORE_THREADS = 8
 

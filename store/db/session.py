@@ -21,6 +21,9 @@ from sqlalchemy.pool import NullPool
 
 from store.errors import DatabaseUnavailable
 
+# What the scheduler's steps take: a call that opens one unit of work (commit on success).
+SessionFactory = Callable[[], AbstractContextManager[Session]]
+
 _DRIVER = "postgresql+psycopg"
 # SQLSTATE classes meaning "the server is not there for us": connection exceptions (08),
 # operator intervention (57: shutdown, cannot connect now), insufficient resources (53).
@@ -85,7 +88,7 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
             session.close()
 
 
-def scoped_sessions(factory: sessionmaker[Session]) -> Callable[[], AbstractContextManager[Session]]:
+def scoped_sessions(factory: sessionmaker[Session]) -> SessionFactory:
     """``session_scope`` over ``factory`` as a no-argument factory: what the scheduler, the facade
     and the workers take as ``sessions`` (each call one unit of work)."""
 

@@ -414,9 +414,7 @@ def test_the_usage_chart_totals_equal_the_apis_figures(console: Console) -> None
         20,
         "no chart drawn",
     )
-    start = console.driver.execute_script("return document.getElementById('usage-from').value")
-    last = console.driver.execute_script("return document.getElementById('usage-to').value")
-    end = (datetime.fromisoformat(last) + timedelta(days=1)).date().isoformat()
+    start, end = _shown_period(console, "usage")
     api = httpx.get(
         f"{console.stack.api_url}/v1/usage",
         params={"from": start, "to": end, "groupBy": "day,model"},
@@ -539,9 +537,7 @@ def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console)
     fill(console, "Admin token", ADMIN_TOKEN)
     control(console, "Open").click()
     wait_for(console, "return !!document.querySelector('#admin-chart-day svg')", 20, "no admin chart")
-    start = console.driver.execute_script("return document.getElementById('admin-from').value")
-    last = console.driver.execute_script("return document.getElementById('admin-to').value")
-    end = (datetime.fromisoformat(last) + timedelta(days=1)).date().isoformat()
+    start, end = _shown_period(console, "admin")
     report = httpx.get(
         f"{console.stack.api_url}/admin/usage",
         params={"from": start, "to": end, "groupBy": "account,model,day"},
@@ -615,3 +611,10 @@ for (const el of document.querySelectorAll('input, select, textarea, button, a, 
 }
 return out;
 """
+
+
+def _shown_period(console, prefix: str) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The page's period as the API's ``from`` and exclusive ``to``: the page's "to" day is inclusive."""
+    start = console.driver.execute_script(f"return document.getElementById('{prefix}-from').value")
+    last = console.driver.execute_script(f"return document.getElementById('{prefix}-to').value")
+    return start, (datetime.fromisoformat(last) + timedelta(days=1)).date().isoformat()
