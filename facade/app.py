@@ -6,6 +6,7 @@ replaced by ``facade.errors.install``: every error funnels through that one tabl
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -38,10 +39,15 @@ def create_app(
         app.state.services = services
         collector = metrics.register_job_collector(services)
         await run_in_threadpool(warm_up, services)
+        # Everything loaded so far (weights, catalogs, lexicons) lives as long as the process: out
+        # of the collector's generations, a full collection under load no longer walks it.
+        gc.freeze()
         try:
             yield
         finally:
             metrics.unregister(collector)
+            if services.engine_pool is not None:
+                services.engine_pool.shutdown()
             close()
 
     app = FastAPI(

@@ -21,9 +21,9 @@ from scheduler import log_context
 from speech.synthesizer import Synthesizer
 
 if TYPE_CHECKING:  # for the fields' types only: nothing here needs them at run time
-    from anyio import CapacityLimiter
     from redis import Redis
 
+    from facade.engine_pool import EnginePool
     from facade.usage_spool import UsageSpool  # a cycle at run time: it reads Services
     from scheduler.queue import Dispatcher
     from speech.voices.catalog import Catalog
@@ -71,7 +71,7 @@ class Services:
     # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
     # facade.plans.in_engine_thread for why.
     engine_slots: int = 0
-    engine_limiter: CapacityLimiter | None = None  # made on first use, on the serving event loop
+    engine_pool: EnginePool | None = None  # made on first use
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
 
     def now(self) -> datetime:

@@ -14,6 +14,7 @@ import anyio
 
 from facade import errors as e
 from facade.deps import Principal, Services
+from facade.engine_pool import EnginePool
 from facade.validation import SynthesisRequest
 from speech.errors import PhonemesNotSupported
 from speech.synthesizer import Controls
@@ -64,17 +65,19 @@ T = TypeVar("T")
 
 
 async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any) -> T:
-    """Run one synthesis step (a sentence: engine, resampling, encoding) on a worker thread, at
+    """Run one synthesis step (a sentence: engine, resampling, encoding) on an engine thread, at
     most ``services.engine_slots`` at once. A CPU engine is mostly Python driving torch, so every
     extra thread is one more contender for the GIL: with 48 streams on 2 cores the event loop
-    waited seconds for its turn, and even the voice list stalled. Waiting for a slot happens on
-    the event loop, holding no thread, so the API stays responsive and the streams share the
-    cores in turn."""
+    waited seconds for its turn, and even the voice list stalled. Steps wait for a thread in the
+    pool's queue, holding none, and the pool's threads run at a lower CPU priority than the event
+    loop (``facade.engine_pool``), so the API answers promptly while the streams share the cores.
+    Like ``anyio.to_thread.run_sync``, a cancelled caller waits for its step to end (the step's
+    results are billed by whoever called it)."""
     if services.engine_slots <= 0:
         return await anyio.to_thread.run_sync(fn, *args)
-    if services.engine_limiter is None:
-        services.engine_limiter = anyio.CapacityLimiter(services.engine_slots)
-    return await anyio.to_thread.run_sync(fn, *args, limiter=services.engine_limiter)
+    if services.engine_pool is None:
+        services.engine_pool = EnginePool(services.engine_slots)
+    return await services.engine_pool.run(fn, *args)
 
 
 def default_rate(model_id: str, fmt_name: str) -> int:

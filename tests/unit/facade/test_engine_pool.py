@@ -1,0 +1,107 @@
+"""The engine pool: steps run on threads of lower CPU priority than the event loop, no more at
+once than the pool has threads, and a cancelled caller still waits for its running step."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+
+import pytest
+
+from facade.engine_pool import EnginePool
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities are a POSIX feature")
+
+
+def _niceness() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+async def test_steps_run_below_the_event_loops_priority() -> None:
+    pool = EnginePool(2, niceness=3)
+    try:
+        loop_niceness = _niceness()
+        assert await pool.run(_niceness) == min(loop_niceness + 3, 19)
+        assert _niceness() == loop_niceness  # the caller's own thread is untouched
+    finally:
+        pool.shutdown()
+
+
+async def test_no_more_steps_at_once_than_threads() -> None:
+    pool = EnginePool(2)
+    lock = threading.Lock()
+    running = peak = 0
+
+    def step() -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+
+    try:
+        await asyncio.gather(*(pool.run(step) for _ in range(6)))
+    finally:
+        pool.shutdown()
+    assert peak == 2
+
+
+async def test_a_cancelled_caller_waits_for_its_running_step() -> None:
+    pool = EnginePool(1)
+    started, finished = threading.Event(), threading.Event()
+
+    def step() -> None:
+        started.set()
+        time.sleep(0.3)
+        finished.set()
+
+    try:
+        task = asyncio.create_task(pool.run(step))
+        await asyncio.to_thread(started.wait, 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert finished.is_set()  # the caller saw its cancellation only after the step ended
+    finally:
+        pool.shutdown()
+
+
+async def test_a_cancelled_caller_drops_its_step_still_waiting_for_a_thread() -> None:
+    pool = EnginePool(1)
+    release = threading.Event()
+    ran: list[str] = []
+    try:
+        busy = asyncio.create_task(pool.run(release.wait, 5))
+        queued = asyncio.create_task(pool.run(ran.append, "queued"))
+        await asyncio.sleep(0.05)
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        release.set()
+        await busy
+    finally:
+        pool.shutdown()
+    assert ran == []
+
+
+async def test_anyio_cancellation_also_waits_for_the_running_step() -> None:
+    """Starlette cancels a handler whose client left through an anyio cancel scope."""
+    import anyio
+
+    pool = EnginePool(1)
+    finished = threading.Event()
+
+    def step() -> None:
+        time.sleep(0.3)
+        finished.set()
+
+    try:
+        with anyio.move_on_after(0.05) as scope:
+            await pool.run(step)
+    finally:
+        pool.shutdown()
+    assert scope.cancel_called and finished.is_set()  # the deadline passed; the step still ended
