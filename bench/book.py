@@ -201,11 +201,11 @@ def _one_book(
             )
         planned = time.perf_counter()
         for batch in todo:
-            synthesis.synthesize_batch(
+            result = synthesis.synthesize_batch(
                 sessions=sessions, objects=objects, synthesizer=synthesizer,  # type: ignore[arg-type]
                 catalog=catalog, job_id=job_id, indices=batch, group_chars=settings.synth_group_chars,
             )
-            if ahead:
+            if ahead and not result.complete:  # as lifecycle.after_batch: the last batch sends assemble
                 follower.send()
         synthesized = time.perf_counter()
         follower.drain()  # a cpu worker's last ahead step, if any, overlaps the assemble task's start
