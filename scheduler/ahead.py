@@ -262,21 +262,15 @@ def _settle(futures: Sequence[Future[bytes] | None]) -> None:
                 future.cancel()
 
 
-def encode(objects: Any, book: Book, workers: int) -> list[str]:
-    """Encode and store, on the assembly pool, every segment of the prefix whose chapters are
-    complete and that is not stored yet; return the keys of those segments, in order."""
-    with parallel.executor(workers) as pool:
-        items = _submit(pool, objects, book)
-        _settle([future for _, future in items])
-    return [key for key, _ in items]
-
-
 def advance(objects: Any, book: Book, workers: int) -> int:
-    """What the done prefix allows: measure its new chunks and encode its ready segments.
-    Returns the chunks measured (a bench and the tests read it)."""
-    measured = measure(objects, book)
-    if encodes_ahead(book.fmt, book.out_rate):
-        encode(objects, book, workers)
+    """What the done prefix allows: measure its new chunks and encode its ready segments, both
+    on the assembly pool, whose processes yield to synthesis (``parallel.NICE``): the chunks'
+    measurement is a few seconds of a book's arithmetic, too. Returns the chunks measured (a
+    bench and the tests read it)."""
+    with parallel.executor(workers) as pool:
+        measured = pool.submit(measure, objects, book).result()
+        if encodes_ahead(book.fmt, book.out_rate):
+            _settle([future for _, future in _submit(pool, objects, book)])
     return measured
 
 
