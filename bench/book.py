@@ -17,7 +17,8 @@ The engine's own time is the time spent inside ``Synthesizer.synthesize`` during
 engine is loaded and warmed before the clock starts.
 
 The book runs with assembly ahead off (assembled after the last chunk) and on (``scheduler.ahead``
-follows synthesis on a thread, as a cpu worker would on ``assemble_ahead`` messages), in the
+follows synthesis on a thread, as a cpu worker would on the ``assemble_ahead`` messages that every
+batch but the last sends; the last one's ``assemble`` encodes the last chapter), in the
 loudness scope ``--loudness-scope`` (default ``chapter``: in ``book`` scope nothing is assembled
 ahead), ``--rounds`` times each, alternating. The last line is ``RESULT ... overhead_off=...
 overhead_on=...``; the overhead with assembly ahead is also given over the engine time of the run
@@ -201,14 +202,14 @@ def _one_book(
             )
         planned = time.perf_counter()
         for batch in todo:
-            synthesis.synthesize_batch(
+            result = synthesis.synthesize_batch(
                 sessions=sessions, objects=objects, synthesizer=synthesizer,  # type: ignore[arg-type]
                 catalog=catalog, job_id=job_id, indices=batch, group_chars=settings.synth_group_chars,
             )
-            if ahead:
+            if ahead and not result.complete:  # as lifecycle.after_batch: the last batch sends assemble
                 follower.send()
         synthesized = time.perf_counter()
-        follower.drain()  # a cpu worker's last ahead step, if any, overlaps the assemble task's start
+        follower.drain()  # a step ahead still running: assemble would wait for it (the job's assembly lock)
         assert assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
         done = time.perf_counter()
         with sessions() as session:

@@ -26,7 +26,7 @@ import json
 import logging
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -223,42 +223,54 @@ def _segments(book: Book) -> list[Segment]:
     )
 
 
-def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segment, key: str) -> None:
-    """One segment encoded and stored. Runs in a worker process: its arguments pickle."""
+def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segment, key: str) -> bytes:
+    """One segment encoded and stored; its bytes, so that a join waiting for it need not read
+    them back. Runs in a worker process: its arguments and its result pickle."""
     frames = encode_segment(objects, book.job_id, levels, segment, book.fmt, book.out_rate)
-    objects.put_bytes(key, frames.to_bytes(), content_type="application/octet-stream")
+    raw = frames.to_bytes()
+    objects.put_bytes(key, raw, content_type="application/octet-stream")
+    return raw
 
 
-def encode(objects: Any, book: Book, workers: int) -> list[str]:
-    """Encode and store, on the assembly pool, every segment of the prefix whose chapters are
-    complete and that is not stored yet; return the keys of those segments, in order."""
+def _submit(pool: Executor, objects: Any, book: Book) -> list[tuple[str, Future[bytes] | None]]:
+    """Every segment of the prefix whose chapters are complete, in order, with its key: those
+    not stored yet are handed to ``pool`` (their future), the others are stored (None)."""
     gains = _gains(objects, book)
     segments = [s for s in _segments(book) if all(g is not None for g in gains[s.first : s.stop])]
     known = [0 if g is None else g for g in gains]
     keys = [book.segment_key(s, known) for s in segments]
     stored = set(objects.iter_keys(f"jobs/{book.job_id}/ahead/segments/"))
     todo = [(s, key) for s, key in zip(segments, keys, strict=True) if key not in stored]
-    if todo:
-        loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
-        peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
-        levels = Measured(book.timeline, peaks, [linear(g) for g in known])
-        with parallel.executor(workers) as pool:
-            futures = [pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo]
-            try:
-                for future in futures:
-                    future.result()
-            finally:
-                for future in futures:
-                    future.cancel()
-    return keys
+    if not todo:
+        return [(key, None) for key in keys]
+    loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
+    peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
+    levels = Measured(book.timeline, peaks, [linear(g) for g in known])
+    futures = {key: pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo}
+    return [(key, futures.get(key)) for key in keys]
+
+
+def _settle(futures: Sequence[Future[bytes] | None]) -> None:
+    """Wait for every future; on an error, cancel the ones not started and raise it."""
+    try:
+        for future in futures:
+            if future is not None:
+                future.result()
+    finally:
+        for future in futures:
+            if future is not None:
+                future.cancel()
 
 
 def advance(objects: Any, book: Book, workers: int) -> int:
-    """What the done prefix allows: measure its new chunks and encode its ready segments.
-    Returns the chunks measured (a bench and the tests read it)."""
-    measured = measure(objects, book)
-    if encodes_ahead(book.fmt, book.out_rate):
-        encode(objects, book, workers)
+    """What the done prefix allows: measure its new chunks and encode its ready segments, both
+    on the assembly pool, whose processes yield to synthesis (``parallel.NICE``): the chunks'
+    measurement is a few seconds of a book's arithmetic, too. Returns the chunks measured (a
+    bench and the tests read it)."""
+    with parallel.executor(workers) as pool:
+        measured = pool.submit(measure, objects, book).result()
+        if encodes_ahead(book.fmt, book.out_rate):
+            _settle([future for _, future in _submit(pool, objects, book)])
     return measured
 
 
@@ -275,18 +287,19 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
         loud = _load(objects, book.job_id, range(len(gains)))
         levels = Measured(timeline, [loud[i].peak for i in range(len(gains))], [linear(g) for g in gains])
         return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
-    keys = encode(objects, book, workers)
     joiner = SegmentJoiner(
         FILE_FORMATS[book.fmt], book.out_rate, path, metadata=metadata, total_seconds=total_seconds
     )
     try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead-join") as pool:
-            following = pool.submit(objects.get_bytes, keys[0])
-            for after in [*keys[1:], None]:  # the next segment is read while this one is written
-                raw = following.result()
-                if after is not None:
-                    following = pool.submit(objects.get_bytes, after)
-                joiner.add(EncodedSegment.from_bytes(raw))
+        with parallel.executor(workers) as pool:
+            items = _submit(pool, objects, book)
+            try:
+                _join(objects, joiner, items)  # every future has its result once this returns
+            except BaseException:
+                for _, future in items:
+                    if future is not None:
+                        future.cancel()
+                raise
         joiner.finish()
     except BaseException:
         joiner.abort()
@@ -294,31 +307,70 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
     return int(round(timeline.end * book.out_rate / timeline.native_rate))
 
 
+def _join(objects: Any, joiner: SegmentJoiner, items: Sequence[tuple[str, Future[bytes] | None]]) -> None:
+    """The segments into the file in order, each as soon as it is there: what was encoded ahead
+    is joined while the pool still encodes the rest (the last chapter), so the join is not one
+    more step after it. A stored segment is read while the one before it is written."""
+
+    def fetch(item: tuple[str, Future[bytes] | None]) -> bytes:
+        key, future = item
+        return future.result() if future is not None else objects.get_bytes(key)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead-join") as reader:
+        following = reader.submit(fetch, items[0])
+        for after in [*items[1:], None]:
+            raw = following.result()
+            if after is not None:
+                following = reader.submit(fetch, after)
+            joiner.add(EncodedSegment.from_bytes(raw))
+
+
 def advance_job(
     *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int, out_rate: int, target_lufs: float
 ) -> int:
     """The ``assemble_ahead`` step: for a running job in chapter scope, the work its done prefix
-    allows. Returns the chunks measured (0 for any other job: a message costs one read)."""
+    allows. Returns the chunks measured (0 for any other job: a message costs one read).
+
+    One step at a time per job, under the job's assembly lock (``jobs.lock_assembly``), which the
+    final ``assemble`` waits for: a twin (a message per batch, a redelivery) that finds it held
+    leaves at once, and the holder looks again when its pass ends and goes on while more chunks
+    are done, so a twin's chunks are not left behind. (Without it twins measured and encoded the
+    same segments at once: the same bytes, but twice the work, on cores synthesis needs.)"""
+    with sessions() as claim:
+        if not job_repo.lock_assembly(session=claim, job_id=job_id, wait=False):
+            log.info("job %s: another step is assembling ahead; it will find these chunks", job_id)
+            return 0
+        measured = prefix = 0
+        while (book := _done_prefix(sessions, objects, job_id, out_rate, target_lufs)) is not None:
+            if len(book.timeline.offsets) <= prefix:
+                break  # nothing done since the last pass
+            prefix = len(book.timeline.offsets)
+            try:
+                measured += advance(objects, book, workers)
+            except parallel.BrokenProcessPool:
+                parallel.discard(workers)  # a worker process died (OOM?): the retried task gets a new pool
+                raise
+            log.info("job %s: assembled ahead up to chunk %d of %d", job_id, prefix, len(book.layout.pauses_ms))
+    return measured
+
+
+def _done_prefix(
+    sessions: SessionFactory, objects: Any, job_id: uuid.UUID, out_rate: int, target_lufs: float
+) -> Book | None:
+    """A running chapter-scope job's done prefix (None for any other job, or none done)."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.status != "running" or job.params.get("loudness_scope") != "chapter":
-            return 0
+            return None
         params = dict(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
     prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
     if not prefix:
-        return 0
+        return None
     rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
     lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
     out_rate = int(params.get("sampling_rate") or out_rate)
     target = float(params.get("loudness_lufs") or target_lufs)
-    book = Book(job_id, layout, timeline, params.get("format", "wav"), out_rate, target)
-    try:
-        measured = advance(objects, book, workers)
-    except parallel.BrokenProcessPool:
-        parallel.discard(workers)  # a worker process died (OOM?): the retried task gets a new pool
-        raise
-    log.info("job %s: assembled ahead up to chunk %d of %d", job_id, prefix, len(layout.pauses_ms))
-    return measured
+    return Book(job_id, layout, timeline, params.get("format", "wav"), out_rate, target)

@@ -247,7 +247,12 @@ def _render_book_scope(
 
 
 def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:
-    """Return True when this call moved the job to ``succeeded`` (the caller then sends the webhook)."""
+    """Return True when this call moved the job to ``succeeded`` (the caller then sends the webhook).
+
+    The work runs under the job's assembly lock (``jobs.lock_assembly``), taken after the move to
+    ``assembling`` (so steps ahead stop at their next look): a twin waits, then finds the job
+    succeeded and does nothing; a step ahead still encoding finishes first, and what it stored
+    is not encoded again."""
     with sessions() as session:
         moved = job_repo.set_job_status(session=session, job_id=job_id, status="assembling", expected=("running",))
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
@@ -255,6 +260,16 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, w
             return False
         if job.chunks_done < job.chunks_total:
             return False
+    with sessions() as claim:  # held to the end: a twin, or a step still assembling ahead, goes first
+        job_repo.lock_assembly(session=claim, job_id=job_id, wait=True)
+        return _assemble_locked(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
+
+
+def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> bool:
+    with sessions() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        if job.status != "assembling":
+            return False  # a twin finished it while this one waited (or it was canceled)
         params = dict(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
 

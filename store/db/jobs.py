@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Integer, Table, bindparam, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -262,6 +262,25 @@ def claim_batches(*, session: Session, job_id: uuid.UUID, count: int) -> int:
     if new is None:
         raise JobNotFound(f"no job {job_id}")
     return int(new)
+
+
+#: The first of the two 32-bit keys of a job's assembly lock: its namespace among advisory locks
+#: (the second key is the job's). Two-key and one-key advisory locks never meet (migrations hold
+#: a one-key lock).
+_ASSEMBLY_LOCK_SPACE = 0x4C41  # "LA": lector assembly
+
+
+def lock_assembly(*, session: Session, job_id: uuid.UUID, wait: bool) -> bool:
+    """Hold the job's assembly lock until this session's transaction ends; True when held.
+    ``wait=False`` returns False at once if another transaction holds it. A PostgreSQL advisory
+    lock, so a worker that dies mid-step releases it with its connection, and nothing is written.
+    Two jobs may share the second key (32 bits of the id): then they only wait for each other."""
+    key = int.from_bytes(job_id.bytes[:4], "big", signed=True)
+    space = literal(_ASSEMBLY_LOCK_SPACE, Integer)
+    if wait:
+        session.execute(select(func.pg_advisory_xact_lock(space, literal(key, Integer))))
+        return True
+    return bool(session.scalar(select(func.pg_try_advisory_xact_lock(space, literal(key, Integer)))))
 
 
 def expirable_jobs(*, session: Session, finished_before: datetime, limit: int = 100) -> list[Job]:

@@ -3,14 +3,21 @@ returns the messages to send after commit, and only the call that made a transit
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from scheduler import lifecycle
+from scheduler import lifecycle, rendering
 from scheduler.intake import JobSpec
 from scheduler.queue import (
     TASK_ASSEMBLE,
@@ -22,11 +29,12 @@ from scheduler.queue import (
 )
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
-from store.db import create_account, get_job, scoped_sessions
+from store.db import create_account, get_job, make_sessionmaker, scoped_sessions
 from store.errors import JobNotFound
 from store.objects.local import LocalObjectStore
 from tests.support.fake_engine import ToneEngine
 
+T = TypeVar("T")
 TEXT = "The first sentence of the book. " * 40 + "\n\n" + "A second paragraph follows here. " * 40
 
 
@@ -133,14 +141,15 @@ def test_reap_resends_the_next_step_of_a_stalled_job(
 
 
 def _carry(
-    sessions: lifecycle.SessionFactory, objects: LocalObjectStore, queue: list[Message], *, ahead: bool = False
+    sessions: lifecycle.SessionFactory, objects: LocalObjectStore, queue: list[Message], *, ahead: bool = False,
+    until: str | None = None,
 ) -> list[str]:
     """Carry out each message in order, as the workers would, with a tone engine for the voice;
-    return the tasks run."""
+    return the tasks run. ``until``: stop when that task is next."""
     tone = ToneEngine()
     synthesizer, catalog = Synthesizer(lambda voice: tone), Catalog.load()
     ran: list[str] = []
-    while queue:
+    while queue and queue[0].task != until:
         message, queue = queue[0], queue[1:]
         ran.append(message.task)
         jid = uuid.UUID(message.args[0])
@@ -213,6 +222,88 @@ def test_a_chapter_scope_book_assembled_ahead_is_the_book_assembled_after(
             assert job.status == "succeeded"
         files[ahead] = objects.get_bytes(job.result_key or "")
     assert files[True][:3] == b"ID3" and files[True] == files[False]
+
+
+class _CountingStore(LocalObjectStore):
+    """The local store, counting the writes of each key. A segment's write takes a little longer,
+    so that two steps started together are both still running when either looks for work."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.puts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def put_bytes(self, key: str, data: bytes, *, content_type: str | None = None) -> None:
+        if "/ahead/segments/" in key:
+            time.sleep(0.05)
+        with self._lock:
+            self.puts[key] += 1
+        super().put_bytes(key, data, content_type=content_type)
+
+    def put_file(self, key: str, path: Path, *, content_type: str | None = None) -> None:
+        with self._lock:
+            self.puts[key] += 1
+        super().put_file(key, path, content_type=content_type)
+
+
+def _twice_at_once(step: Callable[[], T]) -> list[T]:
+    barrier = threading.Barrier(2)
+
+    def go(_: int) -> T:
+        barrier.wait()
+        return step()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(go, range(2)))
+
+
+@pytest.fixture
+def committing_sessions(db_engine: Engine) -> lifecycle.SessionFactory:
+    """Each unit of work on a connection of its own, committed (in this run's own database): two
+    steps at once must really be two transactions, as on two workers."""
+    return scoped_sessions(make_sessionmaker(db_engine))
+
+
+def test_twin_steps_on_one_job_do_each_piece_of_work_once(
+    committing_sessions: lifecycle.SessionFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ``assemble_ahead`` steps at once (a redelivery, a message per batch), then two
+    ``assemble`` steps at once: every chunk is measured once, every segment encoded once, the
+    file uploaded once, and it is the file of the same book assembled with nothing ahead."""
+    sessions = committing_sessions
+    monkeypatch.setattr(rendering, "TARGET_SEGMENT_S", 2.0)  # segments inside chapters too
+    chapters = [{"title": "One", "start": 0}, {"title": "Two", "start": TEXT.index("A second")}]
+    spec = JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en", format="mp3", chapters=chapters,
+                   loudness_scope="chapter")
+    reference = LocalObjectStore(tmp_path / "reference")
+    ref_id, _, _, queue = _submit(sessions, reference, spec=spec)
+    _carry(sessions, reference, queue)
+
+    objects = _CountingStore(tmp_path / "twins")
+    job_id, _, _, queue = _submit(sessions, objects, spec=spec)
+    _carry(sessions, objects, queue, until=TASK_ASSEMBLE)  # every chunk done; the job still running
+    with sessions() as session:
+        total = get_job(session=session, job_id=job_id, account_id=None).chunks_total
+
+    ahead = _twice_at_once(
+        lambda: lifecycle.assemble_ahead(sessions=sessions, objects=objects, job_id=job_id, workers=1).value
+    )
+    assert sorted(ahead) == [0, total]  # one measured the book; its twin left it the work
+    segments = [k for k in objects.puts if "/ahead/segments/" in k]
+    loudness = [k for k in objects.puts if "/ahead/loudness/" in k]
+    assert len(segments) >= 2 and len(loudness) == total  # a segment per chapter at least
+    assert all(objects.puts[k] == 1 for k in segments + loudness)
+
+    done = _twice_at_once(lambda: lifecycle.assemble(sessions=sessions, objects=objects, job_id=job_id, workers=1))
+    assert sorted(step.value for step in done) == [False, True]
+    assert [m.task for step in done for m in step.messages] == [TASK_WEBHOOK]  # announced once
+    with sessions() as session:
+        job = get_job(session=session, job_id=job_id, account_id=None)
+        ref = get_job(session=session, job_id=ref_id, account_id=None)
+    assert job.status == "succeeded" and job.result_key
+    assert all(objects.puts[k] == 1 for k in objects.puts if "/ahead/" in k)  # nothing encoded again
+    assert objects.puts[job.result_key] == 1
+    assert objects.get_bytes(job.result_key) == reference.get_bytes(ref.result_key or "")
 
 
 def test_failing_a_job_that_no_longer_exists_sends_nothing(sessions: lifecycle.SessionFactory) -> None:

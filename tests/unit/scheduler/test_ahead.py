@@ -66,9 +66,12 @@ def _decode(path: Path) -> np.ndarray:
         return np.concatenate([f.to_ndarray().reshape(-1) for f in container.decode(audio=0)])
 
 
-@pytest.mark.parametrize(("fmt", "encoded_ahead"), [("mp3", True), ("m4b", True), ("wav", False)])
+@pytest.mark.parametrize(
+    ("fmt", "encoded_ahead", "workers"),
+    [("mp3", True, 1), ("mp3", True, 2), ("m4b", True, 1), ("wav", False, 1)],  # 2: on worker processes
+)
 def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahead(
-    chunks: list[np.ndarray], tmp_path: Path, fmt: str, encoded_ahead: bool
+    chunks: list[np.ndarray], tmp_path: Path, fmt: str, encoded_ahead: bool, workers: int
 ) -> None:
     params = {"format": fmt, "sampling_rate": 24000, "loudness_scope": "chapter", "lang": "en"}
     layout = Layout(PAUSES, CHAPTERS)
@@ -84,7 +87,7 @@ def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahea
         done.update(batch)
         prefix = next(i for i in range(len(chunks) + 1) if i not in done)
         timeline = Timeline.build(RATE, PAUSES[:prefix], [len(c) for c in chunks[:prefix]])
-        ahead.advance(landing, ahead.Book(job_id, layout, timeline, fmt, 24000, assembly.TARGET_LUFS), workers=1)
+        ahead.advance(landing, ahead.Book(job_id, layout, timeline, fmt, 24000, assembly.TARGET_LUFS), workers=workers)
     segments = sorted(landing.iter_keys(f"jobs/{job_id}/ahead/segments/"))
     if encoded_ahead:  # chapters one and two, cut inside too, were encoded before the last chunk
         # (a chapter's first segment may also be there under the gain guessed before its end)
@@ -98,7 +101,7 @@ def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahea
         landing.delete(key)
     _write_chunks(landing, job_id, chunks, [10])
     (tmp_path / "out-ahead").mkdir()
-    rendered = assembly.render(landing, job_id, params, tmp_path / "out-ahead", workers=1)
+    rendered = assembly.render(landing, job_id, params, tmp_path / "out-ahead", workers=workers)
 
     a, b = _decode(reference.audio), _decode(rendered.audio)
     expected = int(round(reference.duration_s * 24000))
