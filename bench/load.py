@@ -59,6 +59,7 @@ class Outcome:
 class Probe:
     latencies_ms: list[float] = field(default_factory=list)
     failures: int = 0
+    slow: list[tuple[float, float]] = field(default_factory=list)  # (s into the load, ms), over 50 ms
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -124,7 +125,9 @@ def _probe(base: str, stop: Any, results: Any) -> None:
     in the load's process, the 48 clients' own event loop delayed the probe's reads and the figure
     measured the client as much as the API."""
     latencies: list[float] = []
+    slow: list[tuple[float, float]] = []  # (seconds into the load, ms) of the probes over 50 ms
     failures = 0
+    begun = time.perf_counter()
     with httpx.Client(timeout=10) as client:
         while not stop.is_set():
             started = time.perf_counter()
@@ -132,12 +135,14 @@ def _probe(base: str, stop: Any, results: Any) -> None:
                 response = client.get(f"{base}/data/voices/all-v2.json")
                 if response.status_code == 200:
                     latencies.append((time.perf_counter() - started) * 1000)
+                    if latencies[-1] > 50:
+                        slow.append((started - begun, latencies[-1]))
                 else:
                     failures += 1
             except httpx.HTTPError:
                 failures += 1
             stop.wait(0.1)
-    results.put((latencies, failures))
+    results.put((latencies, failures, slow))
 
 
 async def _load(base: str, keys: list[tuple[str, str]], streams: int, share: float, deadline: float,
@@ -167,9 +172,9 @@ async def _load(base: str, keys: list[tuple[str, str]], streams: int, share: flo
         except TimeoutError:
             pass  # outcomes not completed by now count as errors below
     stop.set()
-    latencies, failures = results.get(timeout=30)
+    latencies, failures, slow = results.get(timeout=30)
     prober.join(timeout=10)
-    return outcomes, Probe(latencies, failures)
+    return outcomes, Probe(latencies, failures, slow)
 
 
 def _billed(url: str) -> dict[str, int]:
@@ -280,6 +285,8 @@ def _report(outcomes: list[Outcome], probe: Probe, billed: dict[str, int], wall:
     lat = probe.latencies_ms
     print(f"voices probe: n={len(lat)} p50={_percentile(lat, 0.5):.1f} ms p95={_percentile(lat, 0.95):.1f} ms "
           f"max={max(lat, default=float('nan')):.1f} ms failures={probe.failures} over_50ms={sum(v > 50 for v in lat)}")
+    if probe.slow:
+        print("     over 50 ms at " + ", ".join(f"{at:.1f} s ({ms:.0f} ms)" for at, ms in probe.slow))
     tracebacks = log_path.read_text(errors="replace").count("Traceback")
     print(f"API log: {tracebacks} traceback(s) ({log_path})")
     result.update({"probe_p50_ms": round(_percentile(lat, 0.5), 1), "probe_p95_ms": round(_percentile(lat, 0.95), 1),
