@@ -105,14 +105,17 @@ class SourceModule(nn.Module):
         scale = SAMPLES_PER_CURVE_STEP
         f0_64 = f0.to(torch.float64)
         harmonics = torch.arange(1, HARMONICS + 1, device=f0.device, dtype=torch.float64)
-        rad = f0_64[:, None, :] * harmonics[None, :, None] / SAMPLE_RATE  # [B, 9, S]
+        # Harmonics lead ([9, B, S]), so that the merge below reads each item's sines in the
+        # layout it has alone, and one item's excitation is the same bits in a batch or not.
+        rad = f0_64[None, :, :] * harmonics[:, None, None] / SAMPLE_RATE
         rad = rad - torch.floor(rad)
         phase = torch.cumsum(rad, dim=-1) * (2 * math.pi) * scale
         phase = F.interpolate(phase, scale_factor=float(scale), mode="linear", align_corners=False)
         phase = torch.remainder(phase, 2 * math.pi).to(f0.dtype)
         voiced = (f0 > VOICED_THRESHOLD).to(f0.dtype).repeat_interleave(scale, dim=-1)  # nearest upsampling
-        sines = torch.sin(phase) * SINE_AMP * voiced[:, None, :]
-        source = torch.tanh(self.l_linear(sines.transpose(1, 2)))[..., 0]
+        sines = torch.sin(phase) * SINE_AMP * voiced[None]  # [9, B, T]
+        merged = self.l_linear(sines.reshape(HARMONICS, -1).transpose(0, 1))  # [B T, 1]
+        source = torch.tanh(merged).view(f0.shape[0], -1)
         return source[0] if one else source
 
 
@@ -165,20 +168,25 @@ class Generator(nn.Module):
         """Log-magnitude and phase ``[B, 22, N]`` -> audio ``[B, 5 (N - 1)]``; item ``b`` is
         exact over its first ``5 (frames[b] - 1)`` samples.
 
-        ``torch.istft``'s steps (inverse FFT, window, overlap-add, division by the summed squared
-        window, trimming the centring), written out so that each item's frames past its end are
-        dropped from both the sum and the normalisation: in a batch those frames would change the
-        item's last samples. Unlike ``torch.istft`` it does not ask the device whether the
-        window sum is nonzero (a wait per call); for a Hann window at hop ``N_FFT / 4`` it is."""
-        mask = time_mask(frames, x.shape[-1])  # [B, 1, N] or None
+        ``torch.istft``'s own steps (inverse FFT per frame, window, overlap-add, division by the
+        summed squared window, trimming the centring), in its order and with its overlap-add
+        (``unfold_backward``), so that one item alone gets the same bits as from ``torch.istft``.
+        Written out so that each item's frames past its end are dropped from both the sum and
+        the normalisation: in a batch those frames would change the item's last samples. Unlike
+        ``torch.istft`` it does not ask the device whether the window sum is nonzero (a wait
+        per call); for a Hann window at hop ``N_FFT / 4`` it is."""
+        batch, _, count = x.shape
+        mask = time_mask(frames, count)  # [B, 1, N] or None
         spec = torch.polar(torch.exp(x[:, : N_FFT // 2 + 1]), torch.sin(x[:, N_FFT // 2 + 1 :]))
-        chunks = masked(torch.fft.irfft(spec, n=N_FFT, dim=1) * self.window[:, None], mask)  # [B, 20, N]
-        weights = (self.window * self.window)[None, :, None].expand(1, -1, x.shape[-1])
-        weights = masked(weights, mask)  # [B or 1, 20, N]
-        size = HOP * (x.shape[-1] - 1) + N_FFT
-        fold = {"output_size": (1, size), "kernel_size": (1, N_FFT), "stride": (1, HOP)}
-        audio = F.fold(chunks, **fold)[:, 0, 0]
-        envelope = F.fold(weights, **fold)[:, 0, 0]
+        chunks = torch.fft.irfft(spec.transpose(1, 2), n=N_FFT, dim=-1) * self.window  # [B, N, 20]
+        weights = self.window.pow(2).expand(1, count, N_FFT)
+        if mask is not None:
+            chunks = masked(chunks, mask.transpose(1, 2))
+            weights = masked(weights, mask.transpose(1, 2))  # [B, N, 20]
+        size = HOP * (count - 1) + N_FFT
+        overlap_add = torch.ops.aten.unfold_backward
+        audio: torch.Tensor = overlap_add(chunks, [batch, size], 1, N_FFT, HOP)
+        envelope: torch.Tensor = overlap_add(weights, [weights.shape[0], size], 1, N_FFT, HOP)
         pad = N_FFT // 2
         return audio[:, pad : size - pad] / envelope[:, pad : size - pad].clamp(min=1e-11)
 
