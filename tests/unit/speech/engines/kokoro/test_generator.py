@@ -62,11 +62,12 @@ def _snr(reference: torch.Tensor, other: torch.Tensor) -> float:
 
 def test_each_item_of_a_padded_batch_sounds_as_it_does_alone(generator: Generator) -> None:
     """60 dB over the whole item and over its last 150 samples (a quarter frame). We measure
-    68-82 dB: float rounding of a batch of another size, which the phase of near-silent STFT bins
-    amplifies. Each leak this guards against, put back on purpose, fell far below: the source
-    STFT reflecting at the batch's end and not the item's (12-14 dB on the tail), the inverse
-    STFT summing and normalising over the padding's frames (32-36 dB), the source hearing the
-    padding's F0 (-2 dB)."""
+    112-117 dB (convolutions over a batch of another size round differently); a source that
+    differed in its last bits measured 68 dB, as the phase of near-silent STFT bins amplifies
+    such differences. Each leak this guards against, put back on purpose, fell far below: the
+    source STFT reflecting at the batch's end and not the item's (11-12 dB on the tail, 24-29
+    overall), the inverse STFT summing and normalising over the padding's frames (33 dB on the
+    tail, 46-51 overall), the source hearing the padding's F0 (-3 dB on the tail)."""
     items = [_item(n, seed) for seed, n in enumerate(FRAMES)]
     batched = _run(generator, items, list(FRAMES))
     for item, n, audio in zip(items, FRAMES, batched, strict=True):
@@ -78,7 +79,8 @@ def test_each_item_of_a_padded_batch_sounds_as_it_does_alone(generator: Generato
 
 
 def test_the_batched_source_equals_each_item_alone(generator: Generator) -> None:
-    """Batched excitation equals each item's excitation alone over the item's own samples."""
+    """Batched excitation is each item's excitation alone over the item's own samples (to the
+    bit on this machine; another BLAS may round a taller matrix product otherwise)."""
     f0 = torch.stack([_item(17, 0)[2], torch.cat([_item(4, 1)[2], torch.full((26,), 250.0)])])
     steps = torch.tensor([34, 8])
     with torch.inference_mode():
@@ -86,5 +88,19 @@ def test_the_batched_source_equals_each_item_alone(generator: Generator) -> None
         short = generator.m_source(f0[1, :8])
         long = generator.m_source(f0[0])
     assert batched.shape == (2, 34 * 300) and short.shape == (8 * 300,)
-    torch.testing.assert_close(batched[0], long, rtol=0, atol=1e-6)
+    torch.testing.assert_close(batched[0], long, rtol=0, atol=1e-6)  # the same bits here
     torch.testing.assert_close(batched[1, : 8 * 300], short, rtol=0, atol=1e-6)
+
+
+def test_the_batched_inverse_stft_of_one_item_is_torchs(generator: Generator) -> None:
+    """The inverse STFT written out for batches (each item normalised over its own frames) is
+    ``torch.istft`` for one item: the CPU's one-item passes sound as they did before."""
+    rng = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 22, 241, generator=rng)
+    frames = torch.tensor([241, 121])
+    with torch.inference_mode():
+        batched = generator._istft(x, frames)
+    for row, n in enumerate(frames.tolist()):
+        spec = torch.polar(torch.exp(x[row, :11, :n]), torch.sin(x[row, 11:, :n]))
+        expected = torch.istft(spec, 20, 5, 20, window=generator.window, center=True)
+        torch.testing.assert_close(batched[row, : expected.shape[0]], expected, rtol=1e-6, atol=1e-6)
