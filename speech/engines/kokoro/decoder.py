@@ -7,8 +7,11 @@ hop 5) is added into both upsampling stages through the ``noise_convs``. The gen
 in 11 log-magnitude and 11 phase bins per 5 samples, turned into audio by an inverse STFT.
 
 The source is deterministic: the exported graph drops the random initial phase and the noise
-of training, and so do we. Everything that spans an item's end (the source's interpolation,
-the STFTs) runs per item; the convolutions run on the padded batch with the padding kept zero.
+of training, and so do we. Everything runs on the padded batch at once, a fixed number of
+kernel launches whatever the batch size (a loop per item cost the host more time than the GPU
+spent on the batch). What spans an item's end is made to see what the item sees alone: the
+phase stops accumulating at the item's last curve step, the source's STFT reflects at the
+item's own end, and the inverse STFT overlap-adds and normalises over the item's frames only.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ HARMONICS = 9
 SINE_AMP = 0.1
 VOICED_THRESHOLD = 10.0
 SAMPLES_PER_CURVE_STEP = math.prod(UPSAMPLE_RATES) * HOP  # 300: the F0 curve runs at 2x the frame rate
+SAMPLES_PER_FRAME = 2 * SAMPLES_PER_CURVE_STEP
 
 
 def _padding(kernel: int, dilation: int = 1) -> int:
@@ -76,27 +80,43 @@ class SourceModule(nn.Module):
         super().__init__()
         self.l_linear = nn.Linear(HARMONICS, 1)
 
-    def forward(self, f0: torch.Tensor) -> torch.Tensor:
-        """``f0`` ``[S]`` for one item -> excitation ``[S * 300]``.
+    def forward(self, f0: torch.Tensor, steps: torch.Tensor | None = None) -> torch.Tensor:
+        """``f0`` ``[B, S]`` (or ``[S]``, one item) -> excitation ``[B, 300 S]`` (or ``[300 S]``).
+        ``steps``: valid curve steps per item (all ``S`` if ``None``); past an item's
+        ``300 * steps`` samples the excitation is unvoiced and never read (see
+        ``Generator._harmonic_spectrum``).
+
+        As trained, the phase increment is taken per curve step (nearest upsampling followed by
+        the trained linear downsampling gives back each step's own value, so it is computed at
+        the curve rate directly), integrated there and interpolated up linearly. Past an item's
+        end the increment is zero, so the phase holds its last value, which is what the
+        interpolation clamps to when the item is alone.
 
         The phase is integrated in float64: in float32 a phase of 1e5 radians (a few seconds
         of the ninth harmonic) keeps only 0.01 rad, so one ulp of difference in F0 (a batch
         of another size, another BLAS) became audible sample differences. The exported graph
         integrates in float32; the parity test accounts for that."""
+        one = f0.dim() == 1
+        if one:
+            f0 = f0[None]
+        valid = None if steps is None else time_mask(steps, f0.shape[-1])
+        if valid is not None:
+            f0 = masked(f0, valid[:, 0])
         scale = SAMPLES_PER_CURVE_STEP
         f0_64 = f0.to(torch.float64)
-        f0_up = f0_64.repeat_interleave(scale)  # nearest upsampling
         harmonics = torch.arange(1, HARMONICS + 1, device=f0.device, dtype=torch.float64)
-        rad = f0_up[None, :] * harmonics[:, None] / SAMPLE_RATE
+        # Harmonics lead ([9, B, S]), so that the merge below reads each item's sines in the
+        # layout it has alone, and one item's excitation is the same bits in a batch or not.
+        rad = f0_64[None, :, :] * harmonics[:, None, None] / SAMPLE_RATE
         rad = rad - torch.floor(rad)
-        # Integrate the phase at the curve rate, then interpolate it back up (linear, as trained).
-        low = F.interpolate(rad[None], scale_factor=1 / scale, mode="linear", align_corners=False)
-        phase = torch.cumsum(low, dim=-1) * (2 * math.pi) * scale
-        phase = F.interpolate(phase, scale_factor=float(scale), mode="linear", align_corners=False)[0]
+        phase = torch.cumsum(rad, dim=-1) * (2 * math.pi) * scale
+        phase = F.interpolate(phase, scale_factor=float(scale), mode="linear", align_corners=False)
         phase = torch.remainder(phase, 2 * math.pi).to(f0.dtype)
-        voiced = (f0_up > VOICED_THRESHOLD).to(f0.dtype)
-        sines = torch.sin(phase) * SINE_AMP * voiced[None, :]
-        return torch.tanh(self.l_linear(sines.transpose(0, 1)))[:, 0]
+        voiced = (f0 > VOICED_THRESHOLD).to(f0.dtype).repeat_interleave(scale, dim=-1)  # nearest upsampling
+        sines = torch.sin(phase) * SINE_AMP * voiced[None]  # [9, B, T]
+        merged = self.l_linear(sines.reshape(HARMONICS, -1).transpose(0, 1))  # [B T, 1]
+        source = torch.tanh(merged).view(f0.shape[0], -1)
+        return source[0] if one else source
 
 
 class Generator(nn.Module):
@@ -126,49 +146,72 @@ class Generator(nn.Module):
         self.conv_post = nn.Conv1d(channels, N_FFT + 2, 7, 1, padding=3)
         self.register_buffer("window", torch.hann_window(N_FFT, periodic=True), persistent=False)
 
-    def _harmonic_spectrum(self, f0: torch.Tensor, steps: Sequence[int]) -> torch.Tensor:
-        """Per item: excitation -> STFT magnitude and phase, ``[B, 22, 120F + 1]`` zero-padded.
-        ``steps`` (curve steps per item) come from the host, so the loop launches its kernels
-        without waiting for the device."""
-        items = []
-        for row, n in zip(f0, steps, strict=True):
-            source = self.m_source(row[:n])
-            spec = torch.stft(
-                source, N_FFT, HOP, N_FFT, window=self.window, center=True, pad_mode="reflect", return_complex=True
-            )
-            items.append(torch.cat([spec.abs(), torch.angle(spec)], dim=0))
-        width = max(item.shape[-1] for item in items)
-        return torch.stack([F.pad(item, (0, width - item.shape[-1])) for item in items])
+    def _harmonic_spectrum(self, f0: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
+        """Excitation -> STFT magnitude and phase, ``[B, 22, 60 S + 1]`` for ``f0`` ``[B, S]``,
+        each item's columns past its own ``60 steps + 1`` zero.
+
+        A lone item's centred STFT reflects its signal at both ends; each row is reflected at its
+        own end here (one gather), so the frames near an item's end never see the padding."""
+        source = self.m_source(f0, steps)  # [B, T]
+        width = source.shape[-1]
+        samples = steps * SAMPLES_PER_CURVE_STEP
+        pad = N_FFT // 2
+        index = (torch.arange(-pad, width + pad, device=source.device)[None, :]).abs()  # [1, T + 20]
+        last = samples[:, None] - 1
+        index = torch.where(index > last, 2 * last - index, index).clamp(0, width - 1)  # [B, T + 20]
+        padded = source.gather(1, index)
+        spec = torch.stft(padded, N_FFT, HOP, N_FFT, window=self.window, center=False, return_complex=True)
+        har = torch.cat([spec.abs(), torch.angle(spec)], dim=1)
+        return masked(har, time_mask(samples // HOP + 1, har.shape[-1]))
+
+    def _istft(self, x: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
+        """Log-magnitude and phase ``[B, 22, N]`` -> audio ``[B, 5 (N - 1)]``; item ``b`` is
+        exact over its first ``5 (frames[b] - 1)`` samples.
+
+        ``torch.istft``'s own steps (inverse FFT per frame, window, overlap-add, division by the
+        summed squared window, trimming the centring), in its order and with its overlap-add
+        (``unfold_backward``), so that one item alone gets the same bits as from ``torch.istft``.
+        Written out so that each item's frames past its end are dropped from both the sum and
+        the normalisation: in a batch those frames would change the item's last samples. Unlike
+        ``torch.istft`` it does not ask the device whether the window sum is nonzero (a wait
+        per call); for a Hann window at hop ``N_FFT / 4`` it is."""
+        batch, _, count = x.shape
+        mask = time_mask(frames, count)  # [B, 1, N] or None
+        spec = torch.polar(torch.exp(x[:, : N_FFT // 2 + 1]), torch.sin(x[:, N_FFT // 2 + 1 :]))
+        chunks = torch.fft.irfft(spec.transpose(1, 2), n=N_FFT, dim=-1) * self.window  # [B, N, 20]
+        weights = self.window.pow(2).expand(1, count, N_FFT)
+        if mask is not None:
+            chunks = masked(chunks, mask.transpose(1, 2))
+            weights = masked(weights, mask.transpose(1, 2))  # [B, N, 20]
+        size = HOP * (count - 1) + N_FFT
+        overlap_add = torch.ops.aten.unfold_backward
+        audio: torch.Tensor = overlap_add(chunks, [batch, size], 1, N_FFT, HOP)
+        envelope: torch.Tensor = overlap_add(weights, [weights.shape[0], size], 1, N_FFT, HOP)
+        pad = N_FFT // 2
+        return audio[:, pad : size - pad] / envelope[:, pad : size - pad].clamp(min=1e-11)
 
     def forward(
         self, x: torch.Tensor, style: torch.Tensor, f0: torch.Tensor, frames: torch.Tensor, counts: Sequence[int]
     ) -> list[torch.Tensor]:
         """``x`` ``[B, 512, 2F]`` -> one waveform per item (``600 * F`` samples each). ``counts``
         are ``frames`` on the host: asking the device for them would wait for the whole stack."""
-        har = self._harmonic_spectrum(f0.float(), [2 * n for n in counts]).to(x.dtype)
+        har = self._harmonic_spectrum(f0.float(), frames * 2).to(x.dtype)
         lengths = frames * 2
-        spectra = [2 * n for n in counts]  # iSTFT frames per item, on the host
         for i, up in enumerate(self.ups):
             x = F.leaky_relu(x, 0.1)
             lengths = lengths * UPSAMPLE_RATES[i]
-            spectra = [n * UPSAMPLE_RATES[i] for n in spectra]
             x = up(x)
             if i == len(self.ups) - 1:
                 x = F.pad(x, (1, 0), mode="reflect")
                 lengths = lengths + 1
-                spectra = [n + 1 for n in spectra]
             mask = time_mask(lengths, x.shape[-1])
             source = self.noise_convs[i](har)[..., : x.shape[-1]]
             source = self.noise_res[i](masked(source, mask), style, mask)
             x = masked(x + source, mask)
             blocks = self.resblocks[i * len(RESBLOCK_KERNELS) : (i + 1) * len(RESBLOCK_KERNELS)]
             x = sum(block(x, style, mask) for block in blocks) / len(RESBLOCK_KERNELS)
-        x = self.conv_post(F.leaky_relu(x, 0.01)).float()
-        audio = []
-        for row, n in zip(x, spectra, strict=True):
-            spec = torch.polar(torch.exp(row[: N_FFT // 2 + 1, :n]), torch.sin(row[N_FFT // 2 + 1 :, :n]))
-            audio.append(torch.istft(spec, N_FFT, HOP, N_FFT, window=self.window, center=True))
-        return audio
+        audio = self._istft(self.conv_post(F.leaky_relu(x, 0.01)).float(), lengths)
+        return [audio[row, : SAMPLES_PER_FRAME * n] for row, n in enumerate(counts)]
 
 
 class Decoder(nn.Module):

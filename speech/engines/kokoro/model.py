@@ -22,10 +22,9 @@ from torch import nn
 
 from speech.engines.kokoro import kernels
 from speech.engines.kokoro.albert import Albert
+from speech.engines.kokoro.decoder import SAMPLES_PER_FRAME as SAMPLES_PER_FRAME
 from speech.engines.kokoro.decoder import Decoder
 from speech.engines.kokoro.prosody import ProsodyPredictor, TextEncoder
-
-SAMPLES_PER_FRAME = 600
 
 
 @dataclass(slots=True)
@@ -124,10 +123,8 @@ class KokoroModel(nn.Module):
     ) -> KokoroOutput:
         device = self.device
         width = max(len(item) for item in ids)
-        tokens = torch.zeros((len(ids), width), dtype=torch.long)  # built on the host, copied once
-        for row, item in enumerate(ids):
-            tokens[row, : len(item)] = torch.tensor(item, dtype=torch.long)
-        tokens = tokens.to(device)
+        padded = [[*item, *[0] * (width - len(item))] for item in ids]
+        tokens = torch.tensor(padded, dtype=torch.long).to(device)  # built on the host, copied once
         lengths = torch.tensor([len(item) for item in ids], device=device)
         valid = torch.arange(width, device=device)[None, :] < lengths[:, None]
         styles = styles.to(device=device, dtype=torch.float32)

@@ -33,6 +33,18 @@ def test_a_batch_gives_each_sentence_its_own_audio(kokoro_engine) -> None:  # ty
         assert _snr(alone.samples, chunk.samples) > 35.0
 
 
+def test_a_short_sentence_batched_with_a_long_one_keeps_its_own_audio(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
+    """One pass holds both (the fixture's budget is 4096 ids), so "Yes." is padded to thirty
+    times its length; nothing of the padding may reach it (the generator-level check of every
+    sample, the last ones included, is ``test_generator.py``)."""
+    short, long = "Yes.", SENTENCES[2] + " " + SENTENCES[0]
+    batched = kokoro_engine.synthesize([long, short])[1]
+    alone = kokoro_engine.synthesize([short])[0]
+    assert len(batched.samples) == len(alone.samples) > 0
+    assert [(w.word, w.start, w.end) for w in batched.words] == [(w.word, w.start, w.end) for w in alone.words]
+    assert _snr(alone.samples, batched.samples) > 35.0
+
+
 def test_word_timings_are_ordered_and_inside_the_audio(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
     chunk = kokoro_engine.synthesize([SENTENCES[2]])[0]
     words = [w.word for w in chunk.words]
