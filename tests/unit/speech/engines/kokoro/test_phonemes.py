@@ -196,7 +196,8 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("gato", "es", "ɡato"),
         ("ʕˈajn ħˈaːl t̪ˈaːlab dˤˈarb ʔˈana", "ar", "ˈajn hˈaːl tˈaːlab dˈarb ˈana"),  # no ʔ: see to_kokoro
         ("s̪a.ːfˈijjah ʔassajjˈaːra..", "ar", "sɑːfˈijjah assajjˈaːrɑ."),
-        ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾʌʊ ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
+        ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾau ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
+        ("mɛɪn blˈɛɪvən kˈʌʊt", "nl", "mɛin blˈɛivən kˈaut"),  # ij and ou as Italian's ɛi, au
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
         ("ʒə- mapˈɛl, le-z ɑ̃fˈɑ̃ «ʃa»", "fr", "ʒə mapˈɛl, lez ɑ̃fˈɑ̃ “ʃa”"),
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),
@@ -293,6 +294,17 @@ def test_arabic_is_vowelled_before_espeak() -> None:
     words = phonemizer.phonemize_words(sentence)
     assert [w for w, _ in words] == ["ذهبت", "إلى", "المدرسة", "هل", "تأخرت"]
     assert words[0][1].replace("ˈ", "").startswith("ðahab") and not any(has_harakat(w) for w, _ in words)
+
+
+def test_arabic_geminate_keeps_its_vowel() -> None:
+    """Text vowelled by its author in Unicode's order (vowel, then shadda) reaches eSpeak NG with
+    the shadda first, so the vowel after a doubled consonant is spoken (``sukːar``, not
+    ``suːkːr``)."""
+    phonemizer = KokoroPhonemizer("ar", espeak_voice("ar"))
+    written = unicodedata.normalize("NFC", "السُّكَّرُ حُلْوٌ")
+    phonemes = phonemizer.phonemize(written).replace("ˈ", "").replace("ˌ", "")
+    assert "sukːar" in phonemes, phonemes
+    assert [w for w, _ in phonemizer.phonemize_words(written)] == written.split()
 
 
 def test_cedilla_aligns() -> None:
