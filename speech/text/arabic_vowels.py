@@ -29,33 +29,6 @@ HARAKAT: Final = frozenset(chr(c) for c in range(0x064B, 0x0653)) | {"\u0670"}
 """Tanween, fatha, damma, kasra, shadda, sukun and the dagger alef."""
 
 
-SHADDA: Final = "\u0651"
-_VOWEL_MARKS: Final = frozenset(chr(c) for c in range(0x064B, 0x0651))
-"""Tanween (an, un, in), fatha, damma and kasra: the marks that may sit on a shadda's letter."""
-
-
-def shadda_first(text: str) -> str:
-    """``text`` with each shadda written before the vowel mark on the same letter.
-
-    Unicode's canonical order puts a vowel before the shadda (fatha, damma and kasra have lower
-    combining classes), so NFC text, and the diacritizer's output, reads ``كَّ`` as kaf, fatha,
-    shadda. eSpeak NG reads the shadda only when it comes first: in canonical order it doubles
-    the consonant and drops the vowel (``السُّكَّرِ`` -> ``assuːkːri``, ``تَعَلَّمْتُ`` ->
-    ``taʕallmtu``), which took a vowel out of about one word in three of our Arabic sentences.
-    The result is no longer NFC; it is meant for eSpeak NG, not for storage.
-    """
-    out: list[str] = []
-    for char in text:
-        if char == SHADDA:
-            at = len(out)
-            while at > 0 and out[at - 1] in _VOWEL_MARKS:
-                at -= 1
-            out.insert(at, char)
-        else:
-            out.append(char)
-    return "".join(out)
-
-
 def has_harakat(text: str) -> bool:
     return any(char in HARAKAT for char in text)
 

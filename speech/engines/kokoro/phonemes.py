@@ -47,7 +47,7 @@ from typing import Any, Final
 from speech.engines.kokoro.vocab import PACKAGE, VOCAB
 from speech.errors import PhonemizerError
 from speech.text import languages
-from speech.text.arabic_vowels import shadda_first, vowelize
+from speech.text.arabic_vowels import vowelize
 from speech.text.phonemize import EspeakPhonemizer, default_phonemizer, split_words
 
 _LOG = logging.getLogger(__name__)
@@ -487,12 +487,6 @@ def _japanese() -> _JapaneseFrontEnd:
 _ARABIC_PUNCTUATION: Final = str.maketrans({"؟": "?", "،": ",", "؛": ";"})
 
 
-def _arabic_for_espeak(text: str) -> str:
-    """Arabic text as eSpeak NG should get it: vowelled, each shadda before its vowel, Latin
-    punctuation."""
-    return shadda_first(vowelize(text)).translate(_ARABIC_PUNCTUATION)
-
-
 # --- the phonemizer -------------------------------------------------------------------------
 
 
@@ -524,7 +518,7 @@ class KokoroPhonemizer:
         if self.lang == "ja":
             return to_kokoro(_japanese().sentence(text), "ja")
         if self.lang == "ar":
-            text = _arabic_for_espeak(text)
+            text = vowelize(text).translate(_ARABIC_PUNCTUATION)
         return to_kokoro(self._front.phonemize(text, self.espeak_voice), self._tag)
 
     def phonemize_words(self, text: str) -> list[tuple[str, str]]:
@@ -544,7 +538,7 @@ class KokoroPhonemizer:
     def _arabic_words(self, text: str) -> list[tuple[str, str]]:
         """Words as the client wrote them, phonemes of the vowelled words (``vowelize`` keeps
         the words one for one, so the two lists line up)."""
-        pairs = self._front.phonemize_words(_arabic_for_espeak(text), self.espeak_voice)
+        pairs = self._front.phonemize_words(vowelize(text).translate(_ARABIC_PUNCTUATION), self.espeak_voice)
         written = split_words(text)
         if len(written) == len(pairs):
             pairs = [(word, ipa) for word, (_, ipa) in zip(written, pairs, strict=True)]

@@ -296,17 +296,6 @@ def test_arabic_is_vowelled_before_espeak() -> None:
     assert words[0][1].replace("ˈ", "").startswith("ðahab") and not any(has_harakat(w) for w, _ in words)
 
 
-def test_arabic_geminate_keeps_its_vowel() -> None:
-    """Text vowelled by its author in Unicode's order (vowel, then shadda) reaches eSpeak NG with
-    the shadda first, so the vowel after a doubled consonant is spoken (``sukːar``, not
-    ``suːkːr``)."""
-    phonemizer = KokoroPhonemizer("ar", espeak_voice("ar"))
-    written = unicodedata.normalize("NFC", "السُّكَّرُ حُلْوٌ")
-    phonemes = phonemizer.phonemize(written).replace("ˈ", "").replace("ˌ", "")
-    assert "sukːar" in phonemes, phonemes
-    assert [w for w, _ in phonemizer.phonemize_words(written)] == written.split()
-
-
 def test_cedilla_aligns() -> None:
     owners = char_owners("ɡaʁsˈɔ̃ ça", ["ɡaʁsˈɔ̃", "ça"])
     assert owners[-2:] == [1, 1]
