@@ -8,11 +8,13 @@ Tune on ``--set dev`` (``tests/data/intelligibility_dev.toml``, the default) and
 ``--set heldout`` (the test's own sentences). Per sentence it prints the character error rate,
 the text, what Whisper heard and the Kokoro phonemes the voice was given, so that a change is
 aimed at the sounds that fail instead of guessed. The last line is the score the test computes
-(error weighted by sentence length): ``RESULT <lang> <voice> <set> cer=<x> n=<sentences>``.
+(error weighted by sentence length): ``RESULT <lang> <voice> <set> cer=<x> n=<sentences> pack=<pack> dtype=<dtype>`` (``--dtype``
+defaults to the test's ``auto``).
 Several speakers may be named at once (one model load); ``--pack`` replaces the catalog pack of
 every named speaker (``name=weight,...``; a bundled pack name alone is that pack) and may be
 repeated to compare packs in one run.
-Speech goes through the service's path: ``prepare``, the catalog voice, ``load_engine(auto)``.
+Speech goes through the service's path: ``prepare``, the catalog voice, ``load_engine(auto)``;
+scoring is ``tests/support/asr_multilingual`` (Whisper base), so it runs from a checkout.
 """
 
 from __future__ import annotations
