@@ -6,27 +6,54 @@ front-end (``prepare``), catalog voice and engine loader the service uses, at th
 service picks on this machine (``auto``: int8 convolutions on CPU). The transcript, with the
 language forced, is scored by character error rate over the language's sentences together.
 The target is at most 0.15 in every language and 0.40 for Arabic (written without its short
-vowels). Measured on this machine (2 vCPUs, int8, KOKORO_ASR_VOICES=pairs), female / male:
-en 0.000/0.000, es 0.042/0.028, fr 0.141/0.245, pt 0.031/0.000, de 0.046/0.061,
-ja 0.037/0.025, ar 0.417/0.339, hi 0.126/0.084, it 0.040/0.008, nl 0.168/0.146.
-Three voices miss the target with the five bundled packs, all trained on Japanese speech:
-julien (fr, jm_kumo), sanne (nl) and layla (ar); for them the test holds the measured level
-plus margin (``SHORTFALL``), so that a regression still fails it, and README says the target
-is not met. The rest are held to the target itself.
+vowels). Measured with KOKORO_ASR_VOICES=pairs, female / male:
 
-What moved the three languages, tuned on development sentences of our own
-(``tests/data/intelligibility_dev.toml``, 8-10 a language, not these held-out ones), kept where
-the development set improved and the held-out sentences did not clearly get worse:
+| host (2 vCPUs, int8) | en | es | fr | pt | de | ja | ar | hi | it | nl |
+|---|---|---|---|---|---|---|---|---|---|---|
+| AMD EPYC Zen 5 (AVX-512), before | 0.000/0.000 | 0.042/0.028 | 0.141/0.245 | 0.031/0.000 | 0.046/0.061 | 0.037/0.025 | 0.417/0.339 | 0.126/0.084 | 0.040/0.008 | 0.168/0.146 |
+| AMD EPYC (AVX2 only), before | | | 0.182/0.404 | | | | 0.438/0.377 | | | 0.217/0.244 |
+| AMD EPYC (AVX2 only), now | | | 0.182/0.262 | | 0.033/0.006 | | 0.438/0.377 | | 0.032/0.024 | 0.175/0.140 |
+
+The same code moved by up to 0.16 between the two hosts: the int8 kernels round differently
+on AVX2 and AVX-512, and Whisper base's transcript of three sentences flips with small changes
+in the audio (float32 on the AVX2 host: julien 0.296, elodie 0.321; per sentence the error
+jumps by 0.1-0.4 with any change). Three held-out sentences a language are too few to tell
+changes of a few hundredths apart; the development set below has 14-16.
+Four voices miss the target on at least one host with the five bundled packs, all trained on
+Japanese speech: julien (fr), sanne (nl), layla (ar), and elodie (fr) on the AVX2 host; for
+them the test holds the measured level plus margin (``SHORTFALL``), so that a regression still
+fails it, and README says the target is not met. The rest are held to the target itself.
+
+What moved the weak voices, tuned on development sentences of our own
+(``tests/data/intelligibility_dev.toml``, 14-16 a language, not these held-out ones; per
+sentence transcripts from ``python -m bench.intelligibility <lang> <voice>``), kept where the
+development set improved and the held-out sentences did not get worse:
 - Arabic: short vowels from a diacritizer (``speech/text/arabic_vowels.py``, text2tashkeel's
   bundled int8 model) before eSpeak, and the Arabic question mark and comma kept: layla
-  0.475 -> 0.417, omar 0.525 -> 0.339 (development set 0.42 -> 0.37 and 0.36 -> 0.37).
+  0.475 -> 0.417, omar 0.525 -> 0.339 (Zen 5 host).
 - Dutch: r spoken as Kokoro's tap ɾ rather than its Spanish trill: development set 0.17 -> 0.11
-  (sanne) and 0.19 -> 0.14 (bram); held-out 0.161 -> 0.168 and 0.133 -> 0.146.
+  (sanne) and 0.19 -> 0.14 (bram) on its first 8 sentences; held-out 0.161 -> 0.168 and
+  0.133 -> 0.146 (Zen 5 host).
+- Dutch ij/ei and ou/au (eSpeak's ɛɪ, ʌʊ) as Italian's ɛi and au: development set sanne
+  0.151 -> 0.128, bram 0.125 -> 0.131; held-out (AVX2 host) 0.217 -> 0.175 and 0.244 -> 0.140.
+- julien as jm_kumo 0.85 + jf_gongitsune 0.15 instead of jm_kumo alone: development set
+  0.131 -> 0.115 (jf_tebukuro 0.120, jf_nezumi 0.154, jf_alpha 0.159); held-out (AVX2 host)
+  0.404 -> 0.262.
 Tried and not kept (development and held-out disagreed, or both got worse): dropping Arabic
-case endings (pausal reading: development 0.37 -> 0.31, held-out 0.42 -> 0.49), Arabic r as
-ɾ, slower speech (0.9 and 0.85; Arabic 0.9 read 0.65), other bundled blends for the three
-voices, French ɛ̃ as æ̃, Dutch ij/ou as Kokoro's English diphthongs, no length marks, no
-secondary stress in Arabic.
+case endings (pausal reading: development 0.37 -> 0.31, held-out 0.42 -> 0.49), pausal
+reading only before punctuation (development 0.360 -> 0.373), writing each shadda before its
+vowel for eSpeak (Unicode's order puts the vowel first, and eSpeak then drops it: ``sukkar``
+read ``suːkːr``; development 0.357 -> 0.360, held-out layla 0.438 -> 0.553, omar
+0.377 -> 0.417), Arabic geminates as doubled letters (development layla 0.360 -> 0.346, omar
+0.329 -> 0.341), Arabic r as ɾ, slower speech (0.9 and 0.85; Arabic 0.9 read 0.65), the other
+female packs in place of jf_alpha at 0.7 with 0.3 jm_kumo (development: Arabic layla jf_alpha
+0.360, jf_gongitsune 0.405, jf_nezumi 0.397, jf_tebukuro 0.377; Dutch sanne 0.151, 0.134,
+0.132, 0.148, and jf_nezumi with ɛi/au 0.157; French elodie 0.148, jf_nezumi 0.121,
+jf_tebukuro 0.116, but held-out 0.182 -> 0.194 with jf_tebukuro), French ɛ̃ as æ̃, Dutch ij/ou as Kokoro's English
+diphthongs, Dutch ɣ as x (0.151 -> 0.143) and ɵ as y (0.142), no length marks, no secondary
+stress in Arabic. The French phonemes equal what Kokoro's training front end (misaki's
+EspeakG2P, eSpeak with ties) writes on all 14 development sentences, so French has no
+convention mismatch left to fix.
 By default each language's first Kokoro voice in `coda` is checked (a female voice; the
 table in the issue note covers the male ones too): ``KOKORO_ASR_VOICES=pairs`` adds the first
 male voice, ``all`` checks every coda voice.
@@ -50,7 +77,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 TARGET = {lang: 0.40 if lang == "ar" else 0.15 for lang in SUPPORTED}
 # Voices that miss the target (see the docstring): the measured level plus margin, a
 # regression guard, so README and the issue can say the target is not met for them.
-SHORTFALL = {("fr", "julien"): 0.35, ("nl", "sanne"): 0.25, ("ar", "layla"): 0.55}
+# elodie met the target on the Zen 5 host (0.141) and reads 0.182 on the AVX2 one.
+SHORTFALL = {
+    ("fr", "julien"): 0.35,
+    ("fr", "elodie"): 0.25,
+    ("nl", "sanne"): 0.25,
+    ("ar", "layla"): 0.55,
+}
 # With KOKORO_ASR_VOICES=all, the other coda voices of the three weak languages, which were
 # never held to the target, get the same guard as their language's weak voice.
 UNMEASURED = {"fr": 0.35, "nl": 0.25, "ar": 0.55}

@@ -196,7 +196,8 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("gato", "es", "ɡato"),
         ("ʕˈajn ħˈaːl t̪ˈaːlab dˤˈarb ʔˈana", "ar", "ˈajn hˈaːl tˈaːlab dˈarb ˈana"),  # no ʔ: see to_kokoro
         ("s̪a.ːfˈijjah ʔassajjˈaːra..", "ar", "sɑːfˈijjah assajjˈaːrɑ."),
-        ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾʌʊ ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
+        ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾau ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
+        ("mɛɪn blˈɛɪvən kˈʌʊt", "nl", "mɛin blˈɛivən kˈaut"),  # ij and ou as Italian's ɛi, au
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
         ("ʒə- mapˈɛl, le-z ɑ̃fˈɑ̃ «ʃa»", "fr", "ʒə mapˈɛl, lez ɑ̃fˈɑ̃ “ʃa”"),
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),

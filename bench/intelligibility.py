@@ -1,0 +1,109 @@
+"""What Whisper base hears from a Kokoro voice, sentence by sentence: the tuning tool behind the
+figures of ``tests/integration/speech/test_kokoro_intelligibility.py``.
+
+    PYTHONPATH=$PWD nice -n 10 .venv/bin/python -m bench.intelligibility fr julien \
+        [--set dev|heldout] [--pack jm_kumo=0.9,jf_alpha=0.1] [--phonemes-only] [--quiet]
+
+Tune on ``--set dev`` (``tests/data/intelligibility_dev.toml``, the default) and only confirm on
+``--set heldout`` (the test's own sentences). Per sentence it prints the character error rate,
+the text, what Whisper heard and the Kokoro phonemes the voice was given, so that a change is
+aimed at the sounds that fail instead of guessed. The last line is the score the test computes
+(error weighted by sentence length): ``RESULT <lang> <voice> <set> cer=<x> n=<sentences> pack=<pack> dtype=<dtype>`` (``--dtype``
+defaults to the test's ``auto``).
+Several speakers may be named at once (one model load); ``--pack`` replaces the catalog pack of
+every named speaker (``name=weight,...``; a bundled pack name alone is that pack) and may be
+repeated to compare packs in one run.
+Speech goes through the service's path: ``prepare``, the catalog voice, ``load_engine(auto)``;
+scoring is ``tests/support/asr_multilingual`` (Whisper base), so it runs from a checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SETS = {
+    "dev": REPO / "tests" / "data" / "intelligibility_dev.toml",
+    "heldout": REPO / "tests" / "data" / "intelligibility.toml",
+}
+
+
+def _sentences(which: str, lang: str) -> list[str]:
+    with SETS[which].open("rb") as f:
+        rows = tomllib.load(f)["sentence"]
+    return [r["text"] for r in rows if r["lang"] == lang]
+
+
+def _pack(spec: str) -> str | tuple[tuple[str, float], ...]:
+    if "=" not in spec:
+        return spec
+    parts = [item.split("=") for item in spec.split(",")]
+    total = sum(float(w) for _, w in parts)
+    return tuple((name.strip(), float(w) / total) for name, w in parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("lang")
+    parser.add_argument("speakers", nargs="+")
+    parser.add_argument("--set", choices=sorted(SETS), default="dev")
+    parser.add_argument(
+        "--pack", action="append", help="replace the catalog pack: name=weight,name=weight (repeatable)"
+    )
+    parser.add_argument("--dtype", default="auto", help="the engine's precision (the test uses auto)")
+    parser.add_argument("--phonemes-only", action="store_true", help="print the phonemes, speak nothing")
+    parser.add_argument("--quiet", action="store_true", help="only the RESULT lines")
+    args = parser.parse_args()
+
+    from speech.engines.kokoro.phonemes import KokoroPhonemizer
+    from speech.synthesizer import prepare
+    from speech.text.languages import espeak_voice
+    from speech.voices.catalog import Catalog
+
+    texts = _sentences(args.set, args.lang)
+    phonemizer = KokoroPhonemizer(args.lang, espeak_voice(args.lang))
+    if args.phonemes_only:
+        for text in texts:
+            print(text)  # noqa: T201
+            print("   ", phonemizer.phonemize(text))  # noqa: T201
+        return
+
+    from speech.engines.registry import load_engine
+    from tests.support.asr_multilingual import cer, transcribe
+
+    catalog = Catalog.load()
+    runs = [(speaker, pack) for pack in args.pack or [None] for speaker in args.speakers]
+    for speaker, pack in runs:
+        voice = catalog.voice("coda", speaker)
+        if pack:
+            voice = dataclasses.replace(voice, pack=_pack(pack))
+        engine = load_engine(voice, dtype=args.dtype)
+        gap = np.zeros(int(0.25 * engine.sample_rate), dtype=np.float32)
+        edits = 0.0
+        total = 0
+        for text in texts:
+            chunks = engine.synthesize(prepare(text, args.lang))
+            audio = np.concatenate([part for chunk in chunks for part in (chunk.samples, gap)])
+            heard = transcribe(audio, engine.sample_rate, args.lang)
+            score = cer(text, heard, args.lang)
+            edits += score * len(text)
+            total += len(text)
+            if not args.quiet:
+                print(f"{score:.3f}  {text}\n       heard: {heard}")  # noqa: T201
+                print(f"       phon:  {phonemizer.phonemize(text)}")  # noqa: T201
+        label = pack or str(voice.pack)
+        print(  # noqa: T201
+            f"RESULT {args.lang} {speaker} {args.set} cer={edits / total:.3f} n={len(texts)}"
+            f" pack={label} dtype={args.dtype}"
+        )  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()
