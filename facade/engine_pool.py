@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 T = TypeVar("T")
 ENGINE_NICENESS = 5  # how much lower than the process: enough for the loop to win a core at once
@@ -55,6 +56,10 @@ class EnginePool:
         caller cancelled while its step waits for a thread drops the step, and one cancelled while
         the step runs (a client gone) waits for it to end, then sees the cancellation: the step's
         work is billed by whoever called it, so it must not outlive its caller."""
+        # A caller already cancelled submits nothing. Without this checkpoint a streaming handler
+        # whose client left went on synthesizing (and billing) to the end: anyio re-delivers its
+        # cancellation only between steps, and every step here is shielded.
+        await anyio.lowlevel.checkpoint_if_cancelled()
         future = self._executor.submit(fn, *args)
         waiter = asyncio.wrap_future(future)
         with anyio.CancelScope(shield=True):  # anyio's cancellation waits until the step is over

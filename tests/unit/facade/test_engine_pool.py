@@ -105,3 +105,19 @@ async def test_anyio_cancellation_also_waits_for_the_running_step() -> None:
     finally:
         pool.shutdown()
     assert scope.cancel_called and finished.is_set()  # the deadline passed; the step still ended
+
+
+async def test_a_caller_already_cancelled_submits_nothing() -> None:
+    """A streaming handler whose client left asks for its next sentence from inside a cancelled
+    scope: that sentence must not be synthesized (nor billed)."""
+    import anyio
+
+    pool = EnginePool(1)
+    ran: list[int] = []
+    try:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await pool.run(ran.append, 1)
+    finally:
+        pool.shutdown()
+    assert ran == []
