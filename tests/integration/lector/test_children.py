@@ -117,9 +117,11 @@ def test_two_stop_signals_to_the_group_leave_no_child_behind(tmp_path: Path) -> 
         assert "received while stopping; the stop goes on" in log.read_text()
 
 
-def test_a_worker_restart_resends_unfinished_jobs_at_once(pg_url: str, redis_url: str) -> None:
+def test_a_worker_restart_resends_unfinished_jobs_at_once(pg_url: str, own_redis_url: str) -> None:
     """``lector run`` calls ``resume_jobs`` after restarting a worker: a running job's next step
-    is on the real Redis queue at once, not after the reaper's five minutes."""
+    is on the real Redis queue at once, not after the reaper's five minutes. The queue is a Redis
+    database of the test's own: on the session's, the shared stack's workers took the message
+    before the test could read it."""
     import redis as redis_lib
 
     from lector.supervisor import resume_jobs
@@ -135,7 +137,7 @@ def test_a_worker_restart_resends_unfinished_jobs_at_once(pg_url: str, redis_url
             job_id = str(job.id)
     finally:
         engine.dispose()
-    client = redis_lib.Redis.from_url(redis_url)
-    assert resume_jobs(pg_url, redis_url, 60) >= 1
+    client = redis_lib.Redis.from_url(own_redis_url)
+    assert resume_jobs(pg_url, own_redis_url, 60) >= 1
     queued = [json.loads(m) for m in client.lrange("cpu", 0, -1)]
     assert any(job_id in m["headers"]["argsrepr"] and m["headers"]["task"] == "lector.plan" for m in queued), queued
