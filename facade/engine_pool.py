@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import anyio
-import anyio.lowlevel
 
 T = TypeVar("T")
 ENGINE_NICENESS = 5  # how much lower than the process: enough for the loop to win a core at once
@@ -44,31 +43,34 @@ def lower_thread_priority(step: int = ENGINE_NICENESS) -> int | None:
 
 
 class EnginePool:
-    """``slots`` engine threads; a step waits in the pool's queue for one, holding no thread."""
+    """``slots`` engine threads; a step waits on the event loop for one, holding no thread."""
 
     def __init__(self, slots: int, *, niceness: int = ENGINE_NICENESS) -> None:
+        self._slots = slots
+        self._limiter: anyio.CapacityLimiter | None = None  # made on first use, on the serving loop
         self._executor = ThreadPoolExecutor(
             max_workers=slots, thread_name_prefix="engine", initializer=lower_thread_priority, initargs=(niceness,)
         )
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on an engine thread. As with ``anyio.to_thread.run_sync`` and a limiter, a
-        caller cancelled while its step waits for a thread drops the step, and one cancelled while
-        the step runs (a client gone) waits for it to end, then sees the cancellation: the step's
-        work is billed by whoever called it, so it must not outlive its caller."""
-        # A caller already cancelled submits nothing. Without this checkpoint a streaming handler
-        # whose client left went on synthesizing (and billing) to the end: anyio re-delivers its
-        # cancellation only between steps, and every step here is shielded.
-        await anyio.lowlevel.checkpoint_if_cancelled()
-        future = self._executor.submit(fn, *args)
-        waiter = asyncio.wrap_future(future)
-        with anyio.CancelScope(shield=True):  # anyio's cancellation waits until the step is over
-            try:
-                result = await asyncio.shield(waiter)
-            except asyncio.CancelledError:  # asyncio's own (task.cancel()) arrives once
-                if not future.cancel():
-                    await asyncio.wait([waiter])
-                raise
+        caller cancelled while it waits for a thread drops its step (the wait for a slot is on the
+        event loop, cancellable by asyncio and anyio alike: a stream whose client left synthesizes
+        nothing more), and one cancelled while its step runs waits for it to end, then sees the
+        cancellation: the step's work is billed by whoever called it, so it must not outlive its
+        caller."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self._slots)
+        async with self._limiter:  # as many slots as threads: a step submitted now starts now
+            future = self._executor.submit(fn, *args)
+            waiter = asyncio.wrap_future(future)
+            with anyio.CancelScope(shield=True):  # anyio's cancellation waits until the step is over
+                try:
+                    result = await asyncio.shield(waiter)
+                except asyncio.CancelledError:  # asyncio's own (task.cancel()) arrives once
+                    if not future.cancel():
+                        await asyncio.wait([waiter])
+                    raise
         return result
 
     def shutdown(self) -> None:

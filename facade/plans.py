@@ -68,8 +68,8 @@ async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any)
     """Run one synthesis step (a sentence: engine, resampling, encoding) on an engine thread, at
     most ``services.engine_slots`` at once. A CPU engine is mostly Python driving torch, so every
     extra thread is one more contender for the GIL: with 48 streams on 2 cores the event loop
-    waited seconds for its turn, and even the voice list stalled. Steps wait for a thread in the
-    pool's queue, holding none, and the pool's threads run at a lower CPU priority than the event
+    waited seconds for its turn, and even the voice list stalled. Steps wait for a thread on the
+    event loop, holding none, and the pool's threads run at a lower CPU priority than the event
     loop (``facade.engine_pool``), so the API answers promptly while the streams share the cores.
     Like ``anyio.to_thread.run_sync``, a cancelled caller waits for its step to end (the step's
     results are billed by whoever called it)."""

@@ -121,3 +121,24 @@ async def test_a_caller_already_cancelled_submits_nothing() -> None:
     finally:
         pool.shutdown()
     assert ran == []
+
+
+async def test_a_step_queued_behind_busy_threads_is_dropped_by_anyio_cancellation() -> None:
+    """48 streams on 2 slots: a stream whose client leaves while its next sentence waits for a
+    thread (Starlette cancels it through an anyio scope) must not synthesize that sentence."""
+    import anyio
+
+    pool = EnginePool(1)
+    release = threading.Event()
+    ran: list[str] = []
+    try:
+        busy = asyncio.create_task(pool.run(release.wait, 5))
+        await asyncio.sleep(0.05)
+        with anyio.move_on_after(0.05):
+            await pool.run(ran.append, "queued")
+        release.set()
+        await busy
+        await pool.run(ran.append, "after")  # the pool still works
+    finally:
+        pool.shutdown()
+    assert ran == ["after"]
