@@ -1,5 +1,7 @@
-"""The engine pool: steps run on threads of lower CPU priority than the event loop, no more at
-once than the pool has threads, and a cancelled caller still waits for its running step."""
+"""The engine pool: steps run on threads of lower CPU priority than the event loop, and a
+cancelled caller drops a queued step but waits for a running one. That no more steps run at once
+than there are slots is tested through ``in_engine_thread`` in
+``tests/integration/facade/test_http_edges.py``."""
 
 from __future__ import annotations
 
@@ -27,27 +29,6 @@ async def test_steps_run_below_the_event_loops_priority() -> None:
         assert _niceness() == loop_niceness  # the caller's own thread is untouched
     finally:
         pool.shutdown()
-
-
-async def test_no_more_steps_at_once_than_threads() -> None:
-    pool = EnginePool(2)
-    lock = threading.Lock()
-    running = peak = 0
-
-    def step() -> None:
-        nonlocal running, peak
-        with lock:
-            running += 1
-            peak = max(peak, running)
-        time.sleep(0.05)
-        with lock:
-            running -= 1
-
-    try:
-        await asyncio.gather(*(pool.run(step) for _ in range(6)))
-    finally:
-        pool.shutdown()
-    assert peak == 2
 
 
 async def test_a_cancelled_caller_waits_for_its_running_step() -> None:
