@@ -26,15 +26,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture
-def crash_stack(stack_env: dict[str, str], redis_url: str, tmp_path: Path) -> Iterator[Stack]:
-    db = (int(redis_url.rsplit("/", 1)[1]) + 8) % 16 or 1
-    url = f"redis://127.0.0.1:6379/{db}"
-    redis.Redis.from_url(url).flushdb()
+def crash_stack(stack_env: dict[str, str], spare_redis_url: str, tmp_path: Path) -> Iterator[Stack]:
+    url = spare_redis_url
     env = {**stack_env, "LECTOR_REDIS_URL": url, "LECTOR_VISIBILITY_TIMEOUT_S": "8"}
     crash = Stack(env=env, logs=tmp_path)
     yield crash
     crash.stop_all()
-    redis.Redis.from_url(url).flushdb()
 
 
 def test_killed_synth_worker_loses_nothing_and_bills_once(crash_stack: Stack, pg_url: str) -> None:

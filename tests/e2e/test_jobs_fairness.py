@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
 from store.db import accounts
@@ -24,15 +23,12 @@ SENTENCE = "The long road wound through the quiet valley towards the distant tow
 
 
 @pytest.fixture
-def fair_stack(stack_env: dict[str, str], redis_url: str, tmp_path: Path) -> Iterator[Stack]:
-    db = (int(redis_url.rsplit("/", 1)[1]) + 5) % 16 or 2
-    url = f"redis://127.0.0.1:6379/{db}"
-    redis.Redis.from_url(url).flushdb()
+def fair_stack(stack_env: dict[str, str], spare_redis_url: str, tmp_path: Path) -> Iterator[Stack]:
+    url = spare_redis_url
     env = {**stack_env, "LECTOR_REDIS_URL": url, "LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_JOB_BATCH_WINDOW": "1"}
     fair = Stack(env=env, logs=tmp_path)
     yield fair
     fair.stop_all()
-    redis.Redis.from_url(url).flushdb()
 
 
 def test_a_small_job_submitted_after_a_big_one_finishes_first(fair_stack: Stack, pg_url: str) -> None:

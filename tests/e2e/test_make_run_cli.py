@@ -182,10 +182,10 @@ def test_the_readme_commands_work_as_written(lector_run, data_dir: Path, clone: 
     finished = shell(rest.replace("<id>", job_id))
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert job_id in finished.stdout  # jobs list
-    with av.open(str(clone / "book.m4b")) as book:  # the title and three chapters, as chapter marks
-        assert book.duration / 1_000_000 > 600
+    with av.open(str(clone / "book.m4b")) as book:  # the title and two chapters, as chapter marks
+        assert book.duration / 1_000_000 > 400
         titles = [c["metadata"]["title"] for c in book.chapters()]
-    assert titles == ["Pride and Prejudice", "Chapter 1", "Chapter 2", "Chapter 3"]
+    assert titles == ["Pride and Prejudice", "Chapter 1", "Chapter 2"]
     # admin usage: this month's table, the dev account billed for exactly the README's requests
     job = json.loads(cli(data_dir, "jobs", "get", job_id).stdout)
     said = re.search(r'"text": "([^"]+)"', block)

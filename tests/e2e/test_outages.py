@@ -14,7 +14,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import redis
 from sqlalchemy import text
 
 from scheduler.queue import TASK_PLAN, Dispatcher, make_celery
@@ -35,21 +34,18 @@ def _swap_host(url: str, port: int) -> str:
 
 
 @pytest.fixture(params=["database", "s3"])
-def outage(request: pytest.FixtureRequest, stack_env: dict[str, str], redis_url: str,
+def outage(request: pytest.FixtureRequest, stack_env: dict[str, str], spare_redis_url: str,
            tmp_path: Path) -> Iterator[tuple[str, Stack, Relay]]:
     env = dict(stack_env)
     key = "LECTOR_DATABASE_URL" if request.param == "database" else "LECTOR_S3_ENDPOINT_URL"
     parts = urlsplit(env[key])
     relay = Relay(parts.hostname or "127.0.0.1", parts.port or 80)
     env[key] = _swap_host(env[key], relay.port)
-    db = (int(redis_url.rsplit("/", 1)[1]) + 9) % 16 or 2
-    env["LECTOR_REDIS_URL"] = f"redis://127.0.0.1:6379/{db}"
-    redis.Redis.from_url(env["LECTOR_REDIS_URL"]).flushdb()
+    env["LECTOR_REDIS_URL"] = spare_redis_url
     stack = Stack(env=env, logs=tmp_path)
     yield request.param, stack, relay
     stack.stop_all()
     relay.close()
-    redis.Redis.from_url(env["LECTOR_REDIS_URL"]).flushdb()
 
 
 def test_a_short_outage_mid_job_is_survived(outage: tuple[str, Stack, Relay], stack_env: dict[str, str]) -> None:

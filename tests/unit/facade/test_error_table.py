@@ -95,7 +95,7 @@ def test_every_error_tree_has_its_root() -> None:
     assert set(e.DOMAIN_ROOTS) == set(ROOTS)
 
 
-CASES = [(cls, *ANSWERS[cls]) for cls in ANSWERS] + [(cls, 500, e.INTERNAL) for cls in SERVER_FAILURES] + [
+CASES = [(cls, *ANSWERS[cls]) for cls in ANSWERS] + [(cls, 500, e.INTERNAL) for cls in sorted(SERVER_FAILURES, key=lambda c: c.__name__)] + [
     (VoiceNotServed, 400, "speaker boom is not served by this deployment's model service (it serves ivy)"),
     (ModelUnavailable, 500, e.INTERNAL),
 ]
