@@ -232,7 +232,7 @@ def main() -> None:
     url, keys = _setup(args.streams)
     db = url.rsplit("/", 1)[1]
     env = {**os.environ, "LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": "redis://127.0.0.1:6379/14",
-           "LECTOR_DATA_DIR": f"/tmp/{db}"}
+           "LECTOR_DATA_DIR": f"/tmp/{db}", "LECTOR_LOOP_STALL_MS": os.environ.get("LECTOR_LOOP_STALL_MS", "40")}
     log_path = Path(f"/tmp/{db}-api.log")
     server = subprocess.Popen([str(Path(sys.executable).with_name("lector")), "serve", "--port", str(args.port)],
                               env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
@@ -287,10 +287,19 @@ def _report(outcomes: list[Outcome], probe: Probe, billed: dict[str, int], wall:
           f"max={max(lat, default=float('nan')):.1f} ms failures={probe.failures} over_50ms={sum(v > 50 for v in lat)}")
     if probe.slow:
         print("     over 50 ms at " + ", ".join(f"{at:.1f} s ({ms:.0f} ms)" for at, ms in probe.slow))
-    tracebacks = log_path.read_text(errors="replace").count("Traceback")
+    logged = log_path.read_text(errors="replace")
+    tracebacks = logged.count("Traceback")
     print(f"API log: {tracebacks} traceback(s) ({log_path})")
+    # The API's loop watch (LECTOR_LOOP_STALL_MS, 40 ms here): where its event loop was when it stalled.
+    stalls = logged.split("event loop stalled ")[1:]
+    print(f"API event loop stalls over {os.environ.get('LECTOR_LOOP_STALL_MS', '40')} ms: {len(stalls)}")
+    for stall in stalls[:3]:
+        lines = stall.splitlines()
+        print(f"     {lines[0]}")
+        print("\n".join([f"       {line}" for line in lines[1:] if line.startswith("  ")][-6:]))
     result.update({"probe_p50_ms": round(_percentile(lat, 0.5), 1), "probe_p95_ms": round(_percentile(lat, 0.95), 1),
-                   "probe_max_ms": round(max(lat, default=float("nan")), 1), "tracebacks": tracebacks})
+                   "probe_max_ms": round(max(lat, default=float("nan")), 1), "tracebacks": tracebacks,
+                   "loop_stalls": len(stalls)})
     print("RESULT " + " ".join(f"{k}={v}" for k, v in result.items()))
 
 

@@ -6,6 +6,7 @@ replaced by ``facade.errors.install``: every error funnels through that one tabl
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -18,6 +19,7 @@ from facade import console, metrics, openapi
 from facade import errors as e
 from facade.deps import Services
 from facade.limits import BodyLimit
+from facade.loop_watch import LoopWatch
 from facade.request_log import RequestContextMiddleware, bind_path_ids
 from facade.routes import admin, health, jobs, openai_speech, tts, usage, utility, voices, ws
 
@@ -29,9 +31,11 @@ def create_app(
     *,
     max_body_bytes: int = 32 * 1024 * 1024,
     body_timeout_s: float = 120.0,
+    loop_stall_ms: int = 0,
 ) -> FastAPI:
     """``services_factory`` builds the services and returns them with a close function; the body
-    cap and deadline are ``Settings.max_body_bytes`` and ``Settings.body_timeout_s``."""
+    cap and deadline are ``Settings.max_body_bytes`` and ``Settings.body_timeout_s``; a loop that
+    stalls ``loop_stall_ms`` (``Settings.loop_stall_ms``; 0: not watched) is logged with its stack."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -42,9 +46,14 @@ def create_app(
         # Everything loaded so far (weights, catalogs, lexicons) lives as long as the process: out
         # of the collector's generations, a full collection under load no longer walks it.
         gc.freeze()
+        watch = LoopWatch(asyncio.get_running_loop(), loop_stall_ms / 1000) if loop_stall_ms > 0 else None
+        if watch is not None:
+            watch.start()
         try:
             yield
         finally:
+            if watch is not None:
+                watch.stop()
             metrics.unregister(collector)
             if services.engine_pool is not None:
                 services.engine_pool.shutdown()

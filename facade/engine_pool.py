@@ -42,6 +42,9 @@ def lower_thread_priority(step: int = ENGINE_NICENESS) -> int | None:
         return None
 
 
+PRESTART_TIMEOUT_S = 30.0
+
+
 class EnginePool:
     """``slots`` engine threads; a step waits on the event loop for one, holding no thread."""
 
@@ -51,6 +54,13 @@ class EnginePool:
         self._executor = ThreadPoolExecutor(
             max_workers=slots, thread_name_prefix="engine", initializer=lower_thread_priority, initargs=(niceness,)
         )
+        # Every thread starts now, before serving. Started on demand, a thread would be started from
+        # the event loop, and ``Thread.start`` waits until the new thread runs: under load the
+        # scheduler took up to 178 ms to run it (the loop watch caught it), and every request waited.
+        started = threading.Barrier(slots + 1)
+        for _ in range(slots):  # each waits at the barrier, so none is idle and the next is a new thread
+            self._executor.submit(started.wait, PRESTART_TIMEOUT_S)
+        started.wait(PRESTART_TIMEOUT_S)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on an engine thread. As with ``anyio.to_thread.run_sync`` and a limiter, a

@@ -93,7 +93,8 @@ def create_app_from_env() -> FastAPI:
     """uvicorn's factory: settings from the environment (``LECTOR_*``)."""
     settings = Settings()
     return create_app(
-        lambda: cloud_services(settings), max_body_bytes=settings.max_body_bytes, body_timeout_s=settings.body_timeout_s
+        lambda: cloud_services(settings), max_body_bytes=settings.max_body_bytes, body_timeout_s=settings.body_timeout_s,
+        loop_stall_ms=settings.loop_stall_ms,
     )
 
 

@@ -114,6 +114,9 @@ class Settings(_Checked):
     # HTTP edges: a 2,000,000-character book is at most 8 MB of UTF-8 (12 MB as JSON \u escapes).
     max_body_bytes: int = Field(32 * 1024 * 1024, gt=0, description="larger request bodies get 413")
     body_timeout_s: float = Field(120.0, gt=0, description="a request body must arrive within this")
+    loop_stall_ms: int = Field(
+        250, ge=0, description="the API logs its event loop's stack when the loop does not answer this long; 0: off"
+    )
     # `lector run`: a child that dies is restarted after a doubling backoff, this many times a minute at most.
     restart_limit_per_minute: int = Field(5, ge=1)
     restart_backoff_s: float = Field(1.0, ge=0)
