@@ -90,7 +90,7 @@ def test_kokoro_blends_stay_on_their_gender(catalog):
     kokoro = [v for v in catalog.voices if v.engine == "kokoro"]
     assert len(kokoro) == 40
     for v in kokoro:
-        assert v.pack_kind in ("bundled", "blend"), v.speaker
+        assert v.pack_kind in ("named", "blend"), v.speaker
         weights = _weights(v)
         assert sum(weights.values()) == pytest.approx(1.0), v.speaker
         if v.gender == "Male":
