@@ -11,10 +11,11 @@ aimed at the sounds that fail instead of guessed. The last line is the score the
 (error weighted by sentence length): ``RESULT <lang> <voice> <set> cer=<x> n=<sentences> pack=<pack> dtype=<dtype>`` (``--dtype``
 defaults to the test's ``auto``).
 Several speakers may be named at once (one model load); ``--pack`` replaces the catalog pack of
-every named speaker (``name=weight,...``; a bundled pack name alone is that pack) and may be
-repeated to compare packs in one run. ``--pack-file voices.npz`` makes that archive's members
-usable as pack names in ``--pack`` (alone or blended with each other and the bundled packs), to
-measure packs that are not bundled before a catalog file names them by path.
+every named speaker (``name=weight,...``; a pack name alone is that pack) and may be
+repeated to compare packs in one run; any of Kokoro v1.0's 54 packs may be named (the archive
+``make install`` builds). ``--pack-file voices.npz`` makes another archive's members usable as
+pack names in ``--pack`` (alone or blended with each other and the named packs), to measure
+packs of one's own before a catalog file names them by path.
 Speech goes through the service's path: ``prepare``, the catalog voice, ``load_engine(auto)``;
 scoring is ``tests/support/asr_multilingual`` (Whisper base), so it runs from a checkout.
 """
@@ -52,8 +53,8 @@ def _pack(spec: str) -> str | tuple[tuple[str, float], ...]:
 
 def _pack_from_file(spec: str, archive: Path, scratch: Path) -> str | tuple[tuple[str, float], ...]:
     """``spec`` as the engine takes it, where it names a member of ``archive``: that member, or
-    the blend written to a ``.npy`` in ``scratch`` (catalog blends mix bundled packs only)."""
-    from speech.engines.kokoro.voices import blend, bundled_packs, load_pack
+    the blend written to a ``.npy`` in ``scratch`` (catalog blends mix named packs only)."""
+    from speech.engines.kokoro.voices import blend, load_pack, named_pack
 
     pack = _pack(spec)
     weights = dict(pack) if isinstance(pack, tuple) else {pack: 1.0}
@@ -63,7 +64,7 @@ def _pack_from_file(spec: str, archive: Path, scratch: Path) -> str | tuple[tupl
         return pack
     if isinstance(pack, str):
         return f"{archive}#{pack}"
-    packs = dict(bundled_packs()) | {name: load_pack(f"{archive}#{name}") for name in extra & set(weights)}
+    packs = {name: load_pack(f"{archive}#{name}") if name in extra else named_pack(name) for name in weights}
     out = scratch / f"blend{len(list(scratch.iterdir()))}.npy"
     np.save(out, blend(weights, packs))
     return str(out)
