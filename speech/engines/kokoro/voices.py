@@ -173,12 +173,18 @@ def blend(weights: Mapping[str, float], packs: Mapping[str, np.ndarray]) -> np.n
     return as_pack(mixed, "blend")
 
 
-@functools.cache
 def archive_pack(name: str, file: Path | None = None) -> np.ndarray:
-    """Pack ``name`` of Kokoro v1.0's archive (``file``, default ``voice_archive.archive_path()``)."""
-    from speech.engines.kokoro.voice_archive import HOW_TO_GET, archive_path
+    """Pack ``name`` of Kokoro v1.0's archive (``file``, default ``voice_archive.archive_path()``),
+    read once per process, name and file."""
+    from speech.engines.kokoro.voice_archive import archive_path
 
-    file = file if file is not None else archive_path()
+    return _read_archive_pack(name, file if file is not None else archive_path())
+
+
+@functools.cache
+def _read_archive_pack(name: str, file: Path) -> np.ndarray:
+    from speech.engines.kokoro.voice_archive import HOW_TO_GET
+
     if not file.is_file():
         raise WeightsError(f"Kokoro pack {name} comes from the v1.0 voice archive {file}, which is missing: {HOW_TO_GET}")
     try:

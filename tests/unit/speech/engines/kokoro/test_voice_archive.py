@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from speech.engines.kokoro import voice_archive
+from speech.engines.kokoro import voices as voices_module
 from speech.engines.kokoro.voice_archive import MEMBER_DIR, build_archive, is_current, read_packs
-from speech.engines.kokoro.voices import PACK_SHAPE, archive_pack, bundled_packs, named_pack
+from speech.engines.kokoro.voices import PACK_SHAPE, bundled_packs, named_pack
 from speech.errors import WeightsError
 from speech.voices.entries import KOKORO_BUNDLED_PACKS, KOKORO_PACKS
 
@@ -54,9 +55,9 @@ def sdist(tmp_path: Path) -> tuple[Path, str]:
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
-    archive_pack.cache_clear()
+    voices_module._read_archive_pack.cache_clear()
     yield
-    archive_pack.cache_clear()
+    voices_module._read_archive_pack.cache_clear()
 
 
 def test_the_archive_holds_every_pack_of_the_sdist_as_a_pack(tmp_path: Path, sdist: tuple[Path, str]):
