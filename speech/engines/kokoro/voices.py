@@ -176,6 +176,7 @@ def blend(weights: Mapping[str, float], packs: Mapping[str, np.ndarray]) -> np.n
 def archive_pack(name: str, file: Path | None = None) -> np.ndarray:
     """Pack ``name`` of Kokoro v1.0's archive (``file``, default ``voice_archive.archive_path()``),
     read once per process, name and file."""
+    # imported on use: this module also loads on its own, without the engine package (and torch)
     from speech.engines.kokoro.voice_archive import archive_path
 
     return _read_archive_pack(name, file if file is not None else archive_path())
