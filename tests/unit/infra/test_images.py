@@ -113,6 +113,19 @@ def test_the_images_put_the_weights_in_the_package_not_the_engine() -> None:
     assert "COPY --from=package /package/ /package/" in combined
 
 
+def test_the_engine_image_builds_kokoro_s_voice_archive() -> None:
+    """Kokoro v1.0's packs (``infra/kokoro-voices.sh``, as ``make install`` does) are built into the
+    engine image after lector is installed and before it drops root: the service reads them at
+    ``sys.prefix`` and never downloads at run time."""
+    engine = (ROOT / "infra" / "docker" / "Dockerfile").read_text()
+    assert "COPY infra/kokoro-voices.sh infra/\n" in engine
+    steps = engine.split("\nRUN ")
+    install = next(i for i, block in enumerate(steps) if block.startswith('pip install "${TORCH_SPEC}"'))
+    voices = next(i for i, block in enumerate(steps) if block.startswith("bash infra/kokoro-voices.sh python"))
+    assert install < voices and "USER lector" not in "".join(steps[: voices + 1])
+    assert "bash infra/kokoro-voices.sh $(PY)" in (ROOT / "Makefile").read_text()
+
+
 @pytest.mark.parametrize("lang", SEED_LANGUAGES)
 def test_each_language_package_serves_the_catalogs_arcana_voices(lang: str) -> None:
     catalog = Catalog.load(None)

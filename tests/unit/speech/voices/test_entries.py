@@ -99,7 +99,7 @@ def test_the_shipped_data_is_valid(data):
         ),
         (
             lambda d: d["voices"][OWEN].update(pack="jm_kuma"),
-            rf"voices\[{OWEN}\] \(speaker 'owen'\): pack 'jm_kuma' is not a bundled pack \(jf_alpha, ",
+            rf"voices\[{OWEN}\] \(speaker 'owen'\): pack 'jm_kuma' is not a Kokoro pack's name \(one of Kokoro v1.0's 54 voices \(af_alloy, ",
         ),
         (lambda d: d["voices"][OWEN].update(pack=""), rf"voices\[{OWEN}\] .*a kokoro voice needs a pack"),
         (lambda d: d["voices"][OWEN].update(pack=3), rf"voices\[{OWEN}\] .*a kokoro voice needs a pack"),
@@ -122,8 +122,8 @@ def test_the_shipped_data_is_valid(data):
         ),
         (lambda d: d["voices"][OWEN].update(pack={}), rf"voices\[{OWEN}\] .*a pack blend needs at least one"),
         (
-            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": 0.8, "af_heart": 0.2}),
-            rf"voices\[{OWEN}\] .*a pack blend mixes bundled packs only \(.*\), not af_heart",
+            lambda d: d["voices"][OWEN].update(pack={"jm_kumo": 0.8, "af_hart": 0.2}),
+            rf"voices\[{OWEN}\] .*a pack blend mixes named packs only \(.*\), not af_hart",
         ),
         (
             lambda d: d["voices"][OWEN].update(pack={"jm_kumo": 1.0, "jf_alpha": 0}),
@@ -208,7 +208,9 @@ def test_a_kokoro_voice_is_neural_unless_told(data):
 @pytest.mark.parametrize(
     ("pack", "kind", "stored"),
     [
-        ("jm_kumo", "bundled", "jm_kumo"),
+        ("jm_kumo", "named", "jm_kumo"),
+        ("ff_siwis", "named", "ff_siwis"),
+        ({"if_sara": 0.8, "jm_kumo": 0.2}, "blend", (("if_sara", 0.8), ("jm_kumo", 0.2))),
         ({"jm_kumo": 3, "jf_alpha": 1}, "blend", (("jm_kumo", 0.75), ("jf_alpha", 0.25))),
         ({"jf_nezumi": 0.5}, "blend", (("jf_nezumi", 1.0),)),
         ("/srv/packs/owen.npy", "path", "/srv/packs/owen.npy"),

