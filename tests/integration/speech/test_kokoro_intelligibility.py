@@ -92,8 +92,10 @@ TARGET = {lang: 0.40 if lang == "ar" else 0.15 for lang in SUPPORTED}
 # Voices that miss the target or meet it too narrowly to rely on (see the docstring): the
 # measured level plus margin, a regression guard, so README and the issue can say the target
 # is not met for them. fleur, noura and yusuf are only checked with KOKORO_ASR_VOICES=all.
+# layla reads 0.387 on the AVX2 host, under the 0.40 target by 0.013, and the int8 kernels of
+# another host moved Arabic scores by 0.02 before: her guard is 0.45, so a real regression fails.
 SHORTFALL = {
-    ("ar", "layla"): 0.50,
+    ("ar", "layla"): 0.45,
     ("nl", "fleur"): 0.25,
     ("ar", "noura"): 0.50,
     ("ar", "yusuf"): 0.50,
