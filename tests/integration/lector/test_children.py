@@ -18,9 +18,12 @@ from pathlib import Path
 
 import httpx
 import psutil
+import pytest
 
 from tests.fixtures.stack import free_port
 from tests.support.servers import wait_until
+
+pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[3]
 

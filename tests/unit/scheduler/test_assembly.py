@@ -189,6 +189,7 @@ def _on_one_and_three_workers(
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "rate"), [("mp3", 24000), ("mp3", 44100), ("m4b", 24000), ("m4b", 22050)])
 def test_encoded_in_parallel_segments_every_sample_is_in_place(long_book, tmp_path: Path, fmt: str, rate: int) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, clicks = long_book
