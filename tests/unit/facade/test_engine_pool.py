@@ -128,10 +128,10 @@ async def test_a_step_queued_behind_busy_threads_is_dropped_by_anyio_cancellatio
 async def test_every_thread_is_started_before_the_first_step() -> None:
     """A thread started on demand would be started from the event loop, which then waits until the
     scheduler runs it; so the pool starts them all when it is made."""
-    before = {t.ident for t in threading.enumerate()}
+    before = set(threading.enumerate())  # the threads themselves: an ident is reused once its thread ends
     pool = EnginePool(3)
     try:
-        engine_threads = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("engine")]
+        engine_threads = [t for t in threading.enumerate() if t not in before and t.name.startswith("engine")]
         assert len(engine_threads) == 3
         assert await pool.run(lambda: threading.current_thread()) in engine_threads
     finally:
