@@ -13,9 +13,7 @@ defaults to the test's ``auto``).
 Several speakers may be named at once (one model load); ``--pack`` replaces the catalog pack of
 every named speaker (``name=weight,...``; a pack name alone is that pack) and may be
 repeated to compare packs in one run; any of Kokoro v1.0's 54 packs may be named (the archive
-``make install`` builds). ``--pack-file voices.npz`` makes another archive's members usable as
-pack names in ``--pack`` (alone or blended with each other and the named packs), to measure
-packs of one's own before a catalog file names them by path.
+``make install`` builds), or a pack file of one's own by path (``file.npz#name``).
 Speech goes through the service's path: ``prepare``, the catalog voice, ``load_engine(auto)``;
 scoring is ``tests/support/asr_multilingual`` (Whisper base), so it runs from a checkout.
 """
@@ -24,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import tempfile
 import tomllib
 from pathlib import Path
 
@@ -51,25 +48,6 @@ def _pack(spec: str) -> str | tuple[tuple[str, float], ...]:
     return tuple((name.strip(), float(w) / total) for name, w in parts)
 
 
-def _pack_from_file(spec: str, archive: Path, scratch: Path) -> str | tuple[tuple[str, float], ...]:
-    """``spec`` as the engine takes it, where it names a member of ``archive``: that member, or
-    the blend written to a ``.npy`` in ``scratch`` (catalog blends mix named packs only)."""
-    from speech.engines.kokoro.voices import blend, load_pack, named_pack
-
-    pack = _pack(spec)
-    weights = dict(pack) if isinstance(pack, tuple) else {pack: 1.0}
-    with np.load(archive, allow_pickle=False) as members:
-        extra = set(members.files)
-    if not extra & set(weights):
-        return pack
-    if isinstance(pack, str):
-        return f"{archive}#{pack}"
-    packs = {name: load_pack(f"{archive}#{name}") if name in extra else named_pack(name) for name in weights}
-    out = scratch / f"blend{len(list(scratch.iterdir()))}.npy"
-    np.save(out, blend(weights, packs))
-    return str(out)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -80,7 +58,6 @@ def main() -> None:
     parser.add_argument(
         "--pack", action="append", help="replace the catalog pack: name=weight,name=weight (repeatable)"
     )
-    parser.add_argument("--pack-file", type=Path, help="an .npz whose members --pack may name")
     parser.add_argument("--dtype", default="auto", help="the engine's precision (the test uses auto)")
     parser.add_argument("--phonemes-only", action="store_true", help="print the phonemes, speak nothing")
     parser.add_argument("--quiet", action="store_true", help="only the RESULT lines")
@@ -103,13 +80,11 @@ def main() -> None:
     from tests.support.asr_multilingual import cer, transcribe
 
     catalog = Catalog.load()
-    scratch = Path(tempfile.mkdtemp(prefix="intelligibility-packs-"))
     runs = [(speaker, pack) for pack in args.pack or [None] for speaker in args.speakers]
     for speaker, pack in runs:
         voice = catalog.voice("coda", speaker)
         if pack:
-            resolved = _pack_from_file(pack, args.pack_file, scratch) if args.pack_file else _pack(pack)
-            voice = dataclasses.replace(voice, pack=resolved)
+            voice = dataclasses.replace(voice, pack=_pack(pack))
         engine = load_engine(voice, dtype=args.dtype)
         gap = np.zeros(int(0.25 * engine.sample_rate), dtype=np.float32)
         edits = 0.0
