@@ -12,8 +12,8 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
+import fastapi.routing
 from fastapi import Depends, FastAPI
-from starlette.concurrency import run_in_threadpool
 
 from facade import console, metrics, openapi
 from facade import errors as e
@@ -42,7 +42,9 @@ def create_app(
         services, close = services_factory()
         app.state.services = services
         collector = metrics.register_job_collector(services)
-        await run_in_threadpool(warm_up, services)
+        close_pools = services.open_pools()  # every thread the API calls into starts now, before serving
+        await services.offload(warm_up, services)
+        warm_route_context(app)
         # Everything loaded so far (weights, catalogs, lexicons) lives as long as the process: out
         # of the collector's generations, a full collection under load no longer walks it.
         gc.freeze()
@@ -55,8 +57,7 @@ def create_app(
             if watch is not None:
                 watch.stop()
             metrics.unregister(collector)
-            if services.engine_pool is not None:
-                services.engine_pool.shutdown()
+            close_pools()
             close()
 
     app = FastAPI(
@@ -85,6 +86,22 @@ def create_app(
     # Outermost: a declared length over the cap is answered before anything reads the body.
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout_s=body_timeout_s)
     return app
+
+
+def warm_route_context(app: FastAPI) -> None:
+    """Have FastAPI prepare every route now rather than at its first request, on the event loop:
+    it builds the routes of an included router (their dependencies, from signatures) when the
+    first request walks past them, and notes where an endpoint is defined (for its error
+    messages) by reading the module's source with ``inspect.getsourcelines``. The loop watch saw
+    both at a burst of first WebSocket opens. FastAPI keeps what it built, so once is enough.
+    ``iter_route_contexts`` is FastAPI's own walk (its OpenAPI uses it); the source lookup is
+    private, and skipped if a later FastAPI drops it."""
+    contexts = getattr(fastapi.routing, "iter_route_contexts", None)
+    extract = getattr(fastapi.routing, "_extract_endpoint_context", None)
+    for route in contexts(app.routes) if contexts is not None else app.routes:
+        dependant = getattr(route, "dependant", None)
+        if extract is not None and dependant is not None and dependant.call is not None:
+            extract(dependant.call)
 
 
 def warm_up(services: Services) -> None:

@@ -6,6 +6,8 @@ handlers through ``Annotated`` dependencies, so route signatures read as types.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -13,21 +15,26 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from fastapi import Depends, Request
+import anyio
+from fastapi import Depends
 from sqlalchemy.orm import Session
+from starlette.requests import HTTPConnection
 
 from facade import errors as e
+from facade.engine_pool import EnginePool
+from facade.thread_pool import ThreadPool
 from scheduler import log_context
 from speech.synthesizer import Synthesizer
 
 if TYPE_CHECKING:  # for the fields' types only: nothing here needs them at run time
     from redis import Redis
 
-    from facade.engine_pool import EnginePool
     from facade.usage_spool import UsageSpool  # a cycle at run time: it reads Services
     from scheduler.queue import Dispatcher
     from speech.voices.catalog import Catalog
     from store.objects.base import ObjectStore
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -71,22 +78,52 @@ class Services:
     # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
     # facade.plans.in_engine_thread for why.
     engine_slots: int = 0
-    engine_pool: EnginePool | None = None  # made on first use
+    engine_pool: EnginePool | None = None  # made by open_pools (or on first use, outside an app)
+    # Blocking calls (database, object store, Redis, text normalisation) at once: Settings.blocking_threads.
+    blocking_slots: int = 16
+    blocking_pool: ThreadPool | None = None  # made by open_pools; None: anyio's shared pool
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""
         return self.clock() if self.clock else datetime.now(UTC)
 
+    async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` off the event loop, on a thread that was started before serving
+        (``facade.thread_pool`` for why not anyio's pool). The context (log ids) goes along."""
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        if self.blocking_pool is None:  # services used outside an app (tests, tools)
+            return await anyio.to_thread.run_sync(call)
+        return await self.blocking_pool.run(call)
 
-def get_services(request: Request) -> Services:
+    def open_pools(self) -> Callable[[], None]:
+        """Start the threads the API serves with, before it serves; the returned function stops
+        those this call started (services shared by several apps keep the first app's pools)."""
+        opened: list[ThreadPool] = []
+        if self.blocking_pool is None:
+            self.blocking_pool = ThreadPool(self.blocking_slots, name="blocking")
+            opened.append(self.blocking_pool)
+        if self.engine_slots > 0 and self.engine_pool is None:
+            self.engine_pool = EnginePool(self.engine_slots)
+            opened.append(self.engine_pool)
+
+        def close() -> None:
+            for pool in opened:
+                pool.shutdown()
+            if self.blocking_pool in opened:
+                self.blocking_pool = None
+            if self.engine_pool in opened:
+                self.engine_pool = None
+
+        return close
+
+
+async def get_services(request: HTTPConnection) -> Services:
+    """Async, as every dependency here: FastAPI runs a sync one on anyio's pool, a thread per call."""
     return request.app.state.services  # type: ignore[no-any-return]
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
-
-
-T = TypeVar("T")
 
 
 def configured(part: T | None) -> T:
@@ -123,11 +160,11 @@ def bearer_key(headers: Any, *, missing_message: str = e.MISSING_AUTH) -> str:
     return key
 
 
-def current_principal(request: Request, services: ServicesDep) -> Principal:
+async def current_principal(request: HTTPConnection, services: ServicesDep) -> Principal:
     key = bearer_key(request.headers)
     if services.authenticator is None:
         raise e.ApiError(401, e.INVALID_KEY)
-    principal = services.authenticator(key)
+    principal = await services.offload(services.authenticator, key)
     log_context.bind(account_id=principal.account_id)  # the account's id, never its key
     return principal
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import threading
 import time
 
-from starlette.concurrency import run_in_threadpool
-
 from facade.deps import Principal, Services
 
 # In-process counts, by minute then account. Only the current and the previous minute are ever
@@ -54,4 +52,4 @@ def _allow_sync(services: Services, principal: Principal, now: float) -> bool:
 
 
 async def allow_connection(services: Services, principal: Principal, *, now: float | None = None) -> bool:
-    return await run_in_threadpool(_allow_sync, services, principal, now if now is not None else time.time())
+    return await services.offload(_allow_sync, services, principal, now if now is not None else time.time())

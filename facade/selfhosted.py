@@ -26,7 +26,6 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.app import create_app
@@ -62,7 +61,7 @@ def _names_audio(accept: str | None) -> bool:
 async def synthesize(request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
     """The seed's self-hosted synthesis: audio for an audio ``Accept``, the JSON shape otherwise."""
     req = parse_request(parse_json_body(await request.body()))
-    plan = await run_in_threadpool(resolve, services, req, principal, endpoint=ENDPOINT)
+    plan = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
     accept = request.headers.get("accept")
     choice = negotiate(accept, allow_json=False, allow_sse=False)
     if choice.representation is Representation.AUDIO and not choice.defaulted and choice.format is not None:
@@ -86,9 +85,9 @@ async def json_audio(services: Services, principal: Principal, req: SynthesisReq
 
     try:  # as the streaming endpoint: an unhandled 500 is JSON
         with e.unhandled_as(500, e.INTERNAL, json_body=True, what="self-hosted synthesis failed"):
-            audio = await run_in_threadpool(whole)
+            audio = await services.offload(whole)
     finally:
-        await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+        await services.offload(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     return JSONResponse({"audioContent": {"model_output": base64.b64encode(audio).decode()}})
 
 

@@ -53,6 +53,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=outbox,
         engine_slots=_engine_slots(settings),
+        blocking_slots=settings.blocking_threads,
         stall_after_s=settings.stall_after_s,
     )
 

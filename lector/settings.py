@@ -154,6 +154,9 @@ class Settings(_Checked):
     engine_slots: int = Field(
         -1, description="in-process synthesis steps at once in the API; -1: one per core (none with MODEL_URL), 0: no limit"
     )
+    blocking_threads: int = Field(
+        16, ge=1, description="the API's threads for blocking calls (database, object store, Redis), all started before serving"
+    )
 
     # Jobs
     visibility_timeout_s: int = Field(1800, description="longer than the longest task, or healthy tasks run twice")

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Services, ServicesDep, bearer_key, session_for
@@ -59,7 +58,7 @@ async def _in_session(services: Services, work: Callable[[Any], T]) -> T:
         with session_for(services) as session:
             return work(session)
 
-    return await run_in_threadpool(run)
+    return await services.offload(run)
 
 
 def _iso(value: datetime | None) -> str | None:

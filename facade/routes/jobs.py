@@ -18,7 +18,6 @@ from typing import Any, Final
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import ClientDisconnect
 
@@ -200,9 +199,10 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     )
 
 
-async def _form_payload(request: Request, max_chars: int) -> dict[str, Any]:
+async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     """A multipart submission as the JSON body it stands for: the file's text (and, for an EPUB,
     its chapters, title and author unless given) plus the other fields."""
+    max_chars = _max_chars(services)
     try:
         form = await request.form(max_files=1, max_fields=50, max_part_size=max_chars * 4)
     except (e.ApiError, ClientDisconnect):  # the body cap, its deadline, a hang-up: answered as such
@@ -235,7 +235,7 @@ async def _form_payload(request: Request, max_chars: int) -> dict[str, Any]:
     await form.close()
     if len(data) > MAX_UPLOAD_BYTES:
         raise e.ApiError(413, f"file is too large (at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB)")
-    book = await run_in_threadpool(  # a SourceError (not the book it claims to be) is the table's 400
+    book = await services.offload(  # a SourceError (not the book it claims to be) is the table's 400
         sources.read_upload, upload.filename or "", upload.content_type, data,
         skip_front_matter=bool(payload.get("skipFrontMatter")),
     )
@@ -266,7 +266,7 @@ async def submit(
 ) -> JSONResponse:
     """Queue a long-form job. The same Idempotency-Key and body return the same job."""
     if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-        payload = await _form_payload(request, _max_chars(services))
+        payload = await _form_payload(request, services)
     else:
         payload = parse_json_body(await request.body())
     if not principal.may_use(endpoint="jobs"):
@@ -274,9 +274,9 @@ async def submit(
     spec = _spec(services, payload)
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
-    if not await run_in_threadpool(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
+    if not await services.offload(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
         raise e.ApiError(400, e.TEXT_EMPTY)  # else a job that "succeeds" with no chunks
-    view, created = await run_in_threadpool(_submit, services, principal, spec, idempotency_key)
+    view, created = await services.offload(_submit, services, principal, spec, idempotency_key)
     # A replay answers as the first submission did (202), flagged the way Stripe flags replays.
     return JSONResponse(view, status_code=202, headers={} if created else {"Idempotent-Replayed": "true"})
 
@@ -294,7 +294,7 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
 
 @router.get("/v1/jobs/{job_id}")
 async def get(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
-    return JSONResponse(await run_in_threadpool(_get, services, principal, _job_id(job_id)))
+    return JSONResponse(await services.offload(_get, services, principal, _job_id(job_id)))
 
 
 @router.get("/v1/jobs")
@@ -312,7 +312,7 @@ async def list_(
             )
             return [job_view(j) for j in rows]
 
-    jobs = await run_in_threadpool(run)
+    jobs = await services.offload(run)
     return JSONResponse({"jobs": jobs[:limit], "limit": limit, "offset": offset, "hasMore": len(jobs) > limit})
 
 
@@ -326,9 +326,9 @@ async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) ->
             job, messages = lifecycle.cancel(session=session, job_id=jid, account_id=configured(principal.account_id))
             return job_view(job), messages
 
-    view, messages = await run_in_threadpool(run)
+    view, messages = await services.offload(run)
     # only after the commit above; a Redis publish blocks, so off the event loop
-    await run_in_threadpool(configured(services.dispatcher).send_all, messages)
+    await services.offload(configured(services.dispatcher).send_all, messages)
     return JSONResponse(view)
 
 
@@ -350,26 +350,26 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
     the store cannot presign). A browser cannot follow the redirect with its key and read the
     answer from another origin; the console plays ``url`` and saves ``downloadUrl`` (served as an
     attachment) instead."""
-    key, content_type = await run_in_threadpool(_result, services, principal, _job_id(job_id))
+    key, content_type = await services.offload(_result, services, principal, _job_id(job_id))
     if request.headers.get("accept", "").split(";")[0].strip().lower() == "application/json":
         name = f"{job_id}.{key.rsplit('.', 1)[-1]}" if "." in key.rsplit("/", 1)[-1] else job_id
-        url = await run_in_threadpool(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
-        download = await run_in_threadpool(
+        url = await services.offload(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
+        download = await services.offload(
             lambda: configured(services.objects).presigned_url(key, expires_s=services.presign_seconds, download_name=name)
         )
         return JSONResponse({"url": url, "downloadUrl": download, "expiresIn": services.presign_seconds})
-    url = await run_in_threadpool(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
+    url = await services.offload(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
     if url:
         return RedirectResponse(url, status_code=307)
     # Deleted under us (retention, an operator): ObjectNotFound, answered as a missing job.
-    data = await run_in_threadpool(configured(services.objects).get_bytes, key)
+    data = await services.offload(configured(services.objects).get_bytes, key)
     return Response(data, media_type=content_type or "application/octet-stream")
 
 
 async def _artefact(services: Services, principal: Principal, raw_id: str, key_of: Any, media_type: str) -> Response:
     jid = _job_id(raw_id)
-    await run_in_threadpool(_result, services, principal, jid)
-    data = await run_in_threadpool(configured(services.objects).get_bytes, key_of(jid))
+    await services.offload(_result, services, principal, jid)
+    data = await services.offload(configured(services.objects).get_bytes, key_of(jid))
     return Response(data, media_type=media_type)
 
 

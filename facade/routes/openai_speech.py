@@ -14,7 +14,6 @@ import uuid
 import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, Services, ServicesDep, current_principal
@@ -43,7 +42,7 @@ ENDPOINT = "audio-speech"  # the name accounts' allowedEndpoints use for this ro
 async def audio_speech(request: Request, services: ServicesDep) -> Response:
     """OpenAI's ``client.audio.speech.create(...)``, answered by lector. Errors take OpenAI's
     shape through the router's ``OpenAIRoute``, from the one table in ``facade.errors``."""
-    principal = await run_in_threadpool(current_principal, request, services)
+    principal = await current_principal(request, services)
     try:
         payload = await request.json()
     except ValueError:
@@ -55,7 +54,7 @@ async def audio_speech(request: Request, services: ServicesDep) -> Response:
     speaker = lector_speaker(voice, model_id)
     req = SynthesisRequest(text=text, speaker=speaker, model_id=model_id, lang=_voice_lang(services, model_id, speaker),
                            time_scale=time_scale(speed))
-    plan = await run_in_threadpool(resolve, services, req, principal, endpoint=ENDPOINT)
+    plan = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
     output = OUTPUT_FORMATS[fmt_name]
     if output.streamed:
         response = await audio_stream(services, principal, req, plan, output.audio, SAMPLE_RATE, transport="http")

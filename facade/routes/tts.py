@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Iterator
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
@@ -47,7 +46,7 @@ SSE_MODELS = frozenset({"mistv2"})
 async def service_tts(request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
     """Synthesize ``text`` with ``speaker`` and stream it in the format named by ``Accept``."""
     req = parse_request(parse_json_body(await request.body()))
-    plan = await run_in_threadpool(resolve, services, req, principal, endpoint="service-tts")
+    plan = await services.offload(resolve, services, req, principal, endpoint="service-tts")
     choice = negotiate(
         request.headers.get("accept"),
         allow_json=plan.requested_model in JSON_MODELS,
@@ -90,7 +89,7 @@ async def audio_stream(
             pending = first
             while pending is not None:
                 if not recorded and stats.sentences >= total:
-                    await run_in_threadpool(
+                    await services.offload(
                         record, services, principal, req, plan, stats, transport=transport, request_id=request_id
                     )
                     recorded = True
@@ -100,7 +99,7 @@ async def audio_stream(
         finally:
             if not recorded:  # the client went away (or synthesis failed) part-way: bill what was made
                 with anyio.CancelScope(shield=True):  # a disconnect cancels this task; billing must still run
-                    await run_in_threadpool(
+                    await services.offload(
                         record, services, principal, req, plan, stats, transport=transport, request_id=request_id
                     )
             close_quietly(chunks)
@@ -130,7 +129,7 @@ async def json_variant(services: Services, principal: Principal, req: SynthesisR
         with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed (JSON variant)", logger=log):
             audio = await in_engine_thread(services, _whole, services, plan, fmt, rate, stats)
     finally:
-        await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+        await services.offload(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})
 
 
@@ -152,7 +151,7 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
                 yield _event("chunk", {"data": base64.b64encode(data).decode()})
             # Billed before "done" goes out: a client that saw the end is billed even if we die now.
             recorded = True
-            await run_in_threadpool(record, services, principal, req, plan, stats, transport="http", request_id=request_id)
+            await services.offload(record, services, principal, req, plan, stats, transport="http", request_id=request_id)
             words = {"words": [w.word for w in stats.words], "start": [round(w.start, 3) for w in stats.words],
                      "end": [round(w.end, 3) for w in stats.words]}
             yield _event("timestamps", {"word_timestamps": words})
@@ -161,7 +160,7 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
             chunks.close()
             if not recorded:  # the client went away part-way: bill what was made
                 with anyio.CancelScope(shield=True):
-                    await run_in_threadpool(
+                    await services.offload(
                         record, services, principal, req, plan, stats, transport="http", request_id=request_id
                     )
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import PrincipalDep, ServicesDep, session_for
@@ -37,7 +36,7 @@ async def own_usage(request: Request, services: ServicesDep, principal: Principa
                 session=session, account_id=principal.account_id, start=start, end=end, group_by=group_by
             )
 
-    rows = await run_in_threadpool(work)
+    rows = await services.offload(work)
     if wants_csv(request.headers.get("accept")):
         return Response(report_csv(rows, group_by), media_type="text/csv; charset=utf-8")
     document = report_document(rows, account=principal.account_name, start=start, end=end, group_by=group_by)

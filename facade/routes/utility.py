@@ -12,7 +12,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from facade import errors as e
 from facade.deps import PrincipalDep, ServicesDep
@@ -45,10 +44,10 @@ def _text_and_lang(payload: dict[str, Any]) -> tuple[str, str]:
 
 
 @router.post("/oov")
-async def oov(request: Request, principal: PrincipalDep) -> JSONResponse:
+async def oov(request: Request, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
     """The words the voice will pronounce by rule rather than from its dictionary."""
     text, lang = _text_and_lang(parse_json_body(await request.body()))
-    return JSONResponse(await run_in_threadpool(oov_words, text, lang))
+    return JSONResponse(await services.offload(oov_words, text, lang))
 
 
 @router.post("/textnorm")
@@ -56,7 +55,7 @@ async def textnorm(request: Request, services: ServicesDep, principal: Principal
     """``{"normalized": ...}``: numbers, dates, money, units and abbreviations written out."""
     text, lang = _text_and_lang(parse_json_body(await request.body()))
     with e.unhandled_as(502, e.TEXTNORM_ENGINE, what="text normalization failed", logger=log):
-        normalized = await run_in_threadpool(normalize, text, lang)
+        normalized = await services.offload(normalize, text, lang)
     return JSONResponse({"normalized": normalized})
 
 
@@ -73,6 +72,6 @@ async def phonemize(request: Request, services: ServicesDep, principal: Principa
         voice = services.catalog.resolve(model_id, speaker, lang)
     else:
         voice = next(iter(services.catalog.voices_of(None, lang)))
-    normalized = await run_in_threadpool(normalize, text, voice.lang)
-    phonemes = await run_in_threadpool(services.synthesizer.phonemize, voice, normalized)
+    normalized = await services.offload(normalize, text, voice.lang)
+    phonemes = await services.offload(services.synthesizer.phonemize, voice, normalized)
     return JSONResponse({"phonemes": phonemes, "lang": voice.lang, "speaker": voice.speaker})

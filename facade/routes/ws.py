@@ -35,7 +35,6 @@ from typing import Any
 
 import anyio
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from starlette.concurrency import run_in_threadpool
 
 from facade import browser_auth
 from facade import errors as e
@@ -102,12 +101,12 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
             key = bearer_key(websocket.headers, missing_message=e.MISSING_HEADERS)
         if services.authenticator is None:
             raise e.ApiError(401, e.INVALID_KEY)
-        principal = await run_in_threadpool(services.authenticator, key)
+        principal = await services.offload(services.authenticator, key)
         params = _query(websocket)
         if model_default and "modelId" not in params:
             params["modelId"] = model_default
         base = parse_request({**params, "text": "-"})
-        plan = await run_in_threadpool(resolve, services, base, principal, endpoint=endpoint)
+        plan = await services.offload(resolve, services, base, principal, endpoint=endpoint)
         allowed = JSON_WEBSOCKET_FORMATS if json_events else RAW_WEBSOCKET_FORMATS
         fmt = from_audio_format_param(params.get("audioFormat") or "pcm", allowed=allowed)
         segment = params.get("segment", "bySentence")
@@ -134,7 +133,7 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
     started: float | None = time.perf_counter()
     req = replace(session.base, text=text)
     try:
-        plan: Plan = await run_in_threadpool(resolve, services, req, session.principal, endpoint=session.endpoint)
+        plan: Plan = await services.offload(resolve, services, req, session.principal, endpoint=session.endpoint)
     except e.ApiError as exc:
         if exc.message != e.TEXT_EMPTY:
             raise
@@ -155,7 +154,7 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
     async def bill() -> None:
         nonlocal recorded
         recorded = True
-        await run_in_threadpool(
+        await services.offload(
             record, services, session.principal, req, plan, stats, transport="ws", request_id=uuid.uuid4().hex,
             continues=session.billed,
         )
