@@ -52,7 +52,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=outbox,
-        engine_slots=_engine_slots(settings),
+        engine_slots=engine_slots_for(settings),
         blocking_slots=settings.blocking_threads,
         stall_after_s=settings.stall_after_s,
     )
@@ -80,13 +80,18 @@ def _usage_outbox(settings: Settings, sessions: Callable[[], Any]) -> UsageSpool
     return outbox
 
 
-def _engine_slots(settings: Settings) -> int:
-    """One in-process synthesis step per core by default; a model service (``MODEL_URL``) batches
-    many requests per call, so the API must not hold them back."""
+REMOTE_ENGINE_SLOTS = 64  # steps in flight to a model service: what its batches can gather at once
+
+
+def engine_slots_for(settings: Settings) -> int:
+    """One in-process synthesis step per core by default. With a model service (``MODEL_URL``) a
+    step mostly waits for its answer, and the service batches the steps of many streams per GPU
+    call, so many run at once: 64 threads started with the API (anyio's pool, which
+    ``LECTOR_ENGINE_SLOTS=0`` keeps, would allow 40 and start them on the event loop)."""
     if settings.engine_slots >= 0:
         return int(settings.engine_slots)
     if settings.model_url:
-        return 0
+        return REMOTE_ENGINE_SLOTS
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 

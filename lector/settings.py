@@ -152,7 +152,7 @@ class Settings(_Checked):
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: OptionalWebUrl = Field(None, validation_alias="MODEL_URL")
     engine_slots: int = Field(
-        -1, description="in-process synthesis steps at once in the API; -1: one per core (none with MODEL_URL), 0: no limit"
+        -1, description="synthesis steps at once in the API; -1: one per core (64 with MODEL_URL), 0: anyio's pool"
     )
     blocking_threads: int = Field(
         16, ge=1, description="the API's threads for blocking calls (database, object store, Redis), all started before serving"
