@@ -82,6 +82,7 @@ class Services:
     # Blocking calls (database, object store, Redis, text normalisation) at once: Settings.blocking_threads.
     blocking_slots: int = 16
     blocking_pool: ThreadPool | None = None  # made by open_pools; None: anyio's shared pool
+    pool_users: int = 0  # the apps serving with these pools (open_pools)
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
 
     def now(self) -> datetime:
@@ -97,23 +98,28 @@ class Services:
         return await self.blocking_pool.run(call)
 
     def open_pools(self) -> Callable[[], None]:
-        """Start the threads the API serves with, before it serves; the returned function stops
-        those this call started (services shared by several apps keep the first app's pools)."""
-        opened: list[ThreadPool] = []
+        """Start the threads the API serves with, before it serves. The returned function lets
+        them go; services shared by several apps (the self-hosted runtime's two ports) keep them
+        until the last app stops."""
         if self.blocking_pool is None:
             self.blocking_pool = ThreadPool(self.blocking_slots, name="blocking")
-            opened.append(self.blocking_pool)
         if self.engine_slots > 0 and self.engine_pool is None:
             self.engine_pool = EnginePool(self.engine_slots)
-            opened.append(self.engine_pool)
+        self.pool_users += 1
+        closed = False
 
         def close() -> None:
-            for pool in opened:
-                pool.shutdown()
-            if self.blocking_pool in opened:
-                self.blocking_pool = None
-            if self.engine_pool in opened:
-                self.engine_pool = None
+            nonlocal closed
+            if closed:
+                return
+            closed = True
+            self.pool_users -= 1
+            if self.pool_users > 0:
+                return
+            for pool in (self.blocking_pool, self.engine_pool):
+                if pool is not None:
+                    pool.shutdown()
+            self.blocking_pool = self.engine_pool = None
 
         return close
 

@@ -164,18 +164,19 @@ async def test_offload_runs_on_the_blocking_threads_with_the_callers_context() -
     assert name.startswith("blocking") and seen == "r-1:x"
 
 
-async def test_pools_opened_twice_are_closed_by_their_opener_only() -> None:
-    """Services shared by several apps (the self-hosted runtime) keep the first app's pools until
-    that app stops; a later app's stop leaves them running."""
+async def test_pools_opened_twice_stay_until_the_last_user_closes() -> None:
+    """Services shared by several apps (the self-hosted runtime's two ports) keep their pools
+    until the last app stops, whichever stops first; closing twice counts once."""
     services = _services()
     first = services.open_pools()
     blocking, engine = services.blocking_pool, services.engine_pool
     assert blocking is not None and engine is not None and blocking.slots == 3 and engine.slots == 2
     second = services.open_pools()
-    second()
+    first()
+    first()
     assert services.blocking_pool is blocking and services.engine_pool is engine
     assert await services.offload(lambda: 7) == 7
-    first()
+    second()
     assert services.blocking_pool is None and services.engine_pool is None
 
 
