@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +31,6 @@ SETS = {
     "dev": REPO / "tests" / "data" / "intelligibility_dev.toml",
     "heldout": REPO / "tests" / "data" / "intelligibility.toml",
 }
-
-
-def _sentences(which: str, lang: str) -> list[str]:
-    with SETS[which].open("rb") as f:
-        rows = tomllib.load(f)["sentence"]
-    return [r["text"] for r in rows if r["lang"] == lang]
 
 
 def _pack(spec: str) -> str | tuple[tuple[str, float], ...]:
@@ -67,8 +60,10 @@ def main() -> None:
     from speech.synthesizer import prepare
     from speech.text.languages import espeak_voice
     from speech.voices.catalog import Catalog
+    from tests.support.asr_multilingual import cer, sentences, transcribe
 
-    texts = _sentences(args.set, args.lang)
+    written = sentences(args.lang, source=SETS[args.set])  # with their other renderings (Urdu for Hindi)
+    texts = [sentence.text for sentence in written]
     phonemizer = KokoroPhonemizer(args.lang, espeak_voice(args.lang))
     if args.phonemes_only:
         for text in texts:
@@ -77,7 +72,6 @@ def main() -> None:
         return
 
     from speech.engines.registry import load_engine
-    from tests.support.asr_multilingual import cer, transcribe
 
     catalog = Catalog.load()
     runs = [(speaker, pack) for pack in args.pack or [None] for speaker in args.speakers]
@@ -89,11 +83,12 @@ def main() -> None:
         gap = np.zeros(int(0.25 * engine.sample_rate), dtype=np.float32)
         edits = 0.0
         total = 0
-        for text in texts:
+        for sentence in written:
+            text = sentence.text
             chunks = engine.synthesize(prepare(text, args.lang))
             audio = np.concatenate([part for chunk in chunks for part in (chunk.samples, gap)])
             heard = transcribe(audio, engine.sample_rate, args.lang)
-            score = cer(text, heard, args.lang)
+            score = cer(sentence.renderings, heard, args.lang)
             edits += score * len(text)
             total += len(text)
             if not args.quiet:

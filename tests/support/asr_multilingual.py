@@ -257,9 +257,10 @@ class Sentence:
         return (self.text, *self.alternatives)
 
 
-def sentences(lang: str | None = None) -> list[Sentence]:
-    """The held-out sentences of ``tests/data/intelligibility.toml`` (all, or one language's)."""
-    with DATA.open("rb") as f:
+def sentences(lang: str | None = None, *, source: Path = DATA) -> list[Sentence]:
+    """The held-out sentences of ``tests/data/intelligibility.toml`` (all, or one language's), or
+    those of another file in its format (``source``: the development set)."""
+    with source.open("rb") as f:
         rows = tomllib.load(f)["sentence"]
     found = [Sentence(r["lang"], r["text"], tuple(r.get("alternatives", ()))) for r in rows]
     return [s for s in found if lang is None or s.lang == lang]
