@@ -14,9 +14,19 @@ vowels). Measured with KOKORO_ASR_VOICES=pairs, female / male:
 | AMD EPYC (AVX2 only), before | | | 0.182/0.404 | | | | 0.438/0.377 | | | 0.217/0.244 |
 | AMD EPYC (AVX2 only), then | | | 0.182/0.262 | | 0.033/0.006 | | 0.438/0.377 | | 0.032/0.024 | 0.175/0.140 |
 | AMD EPYC (AVX2 only), v1.0 packs | | | 0.041/0.074 | | | | 0.387/0.377 | | | 0.091/0.140 |
+| AMD EPYC Zen 5 (AVX-512), v1.0 packs (sanne before) | | | 0.034/0.101 | | 0.046/0.061 | 0.037/0.025 | 0.447/0.339 | | | 0.167/0.132 |
+| AMD EPYC Zen 5 (AVX-512), native packs | 0.012/0.000 | 0.007/0.007 | | 0.000/0.000 | | | | 0.073/0.062 | 0.016/0.024 | 0.098/0.132 |
 
 With ``KOKORO_ASR_VOICES=all`` on the AVX2 host, the other two coda voices (female / male):
 fr margaux 0.041 / remi 0.082, nl fleur 0.161 / joris 0.070, ar noura 0.407 / yusuf 0.407.
+On the Zen 5 host (2026-11-24): fr 0.013 / 0.082, nl 0.196 / 0.104, ar 0.367 / 0.466, and with
+the native packs en 0.000 / 0.000, es 0.007 / 0.007, pt 0.008 / 0.015, it 0.016 / 0.016,
+hi 0.084 / 0.135 (de 0.126 / 0.027, ja 0.025 / 0.050 unchanged).
+English, Spanish, Portuguese, Italian and Hindi speak with Kokoro's packs for their own
+language now (they passed with the Japanese ones, with a Japanese accent; the catalog's header
+has the development figures). Not yet measured on the AVX2 host: those voices and sanne's new
+blend (if_sara 0.7 + ff_siwis 0.3: 0.167 -> 0.098 held-out on the Zen 5 host, where
+if_sara 0.8 + jm_kumo 0.2 missed the target).
 
 The same code moved by up to 0.16 between the two hosts: the int8 kernels round differently
 on AVX2 and AVX-512, and Whisper base's transcript of three sentences flips with small changes
@@ -33,8 +43,8 @@ French) 0.148/0.182 -> 0.031/0.041; julien em_alex (Spanish; Kokoro has no Frenc
 0.095/0.091 (if_sara alone 0.102/0.139); layla hf_alpha 0.65 + if_sara 0.35 (Hindi)
 0.357/0.438 -> 0.280/0.387 (hf_alpha alone 0.315/0.416, with 0.2 if_sara 0.299/0.485;
 development only: with 0.2 jm_kumo 0.328, with 0.2 hf_beta 0.350). The voices still over the target, and
-layla, who meets it on the AVX2 host by 0.013 only and was not measured with these packs on
-the Zen 5 host, are held to the measured level plus margin (``SHORTFALL``), so that a
+layla, who meets it on the AVX2 host by 0.013 only and misses it on the Zen 5 host (0.447),
+are held to the measured level plus margin (``SHORTFALL``), so that a
 regression still fails the test, and README says where the target is not met. The rest are
 held to the target itself.
 
@@ -95,7 +105,7 @@ TARGET = {lang: 0.40 if lang == "ar" else 0.15 for lang in SUPPORTED}
 # layla reads 0.387 on the AVX2 host, under the 0.40 target by 0.013, and the int8 kernels of
 # another host moved Arabic scores by 0.02 before: her guard is 0.45, so a real regression fails.
 SHORTFALL = {
-    ("ar", "layla"): 0.45,
+    ("ar", "layla"): 0.50,  # 0.387 on the AVX2 host, 0.447 on the Zen 5 host
     ("nl", "fleur"): 0.25,
     ("ar", "noura"): 0.50,
     ("ar", "yusuf"): 0.50,

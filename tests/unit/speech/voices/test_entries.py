@@ -228,10 +228,10 @@ def test_pack_kinds(data, pack, kind, stored):
 
 def test_kokoro_keys_name_the_language_and_the_pack(data):
     catalog = load(data)
-    owen, diego = catalog.voice("coda", "owen"), catalog.voice("coda", "diego")
-    assert (owen.pack, diego.pack) == ("jm_kumo", "jm_kumo")
-    assert owen.key == "kokoro:en:en-us:jm_kumo" and diego.key == "kokoro:es:es:jm_kumo"
-    assert catalog.voice("coda", "miles").key == "kokoro:en:en-us:jf_alpha*0.2+jm_kumo*0.8"
+    julien, diego = catalog.voice("coda", "julien"), catalog.voice("coda", "diego")
+    assert (julien.pack, diego.pack) == ("em_alex", "em_alex")
+    assert julien.key == "kokoro:fr:fr-fr:em_alex" and diego.key == "kokoro:es:es:em_alex"
+    assert catalog.voice("coda", "paolo").key == "kokoro:it:it:em_alex*0.2+im_nicola*0.8"
 
 
 def test_equal_blends_share_an_engine_key(data):
