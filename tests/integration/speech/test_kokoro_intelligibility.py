@@ -21,7 +21,15 @@ With ``KOKORO_ASR_VOICES=all`` on the AVX2 host, the other two coda voices (fema
 fr margaux 0.041 / remi 0.082, nl fleur 0.161 / joris 0.070, ar noura 0.407 / yusuf 0.407.
 On the Zen 5 host (2026-11-24): fr 0.013 / 0.082, nl 0.196 / 0.104, ar 0.367 / 0.466, and with
 the native packs en 0.000 / 0.000, es 0.007 / 0.007, pt 0.008 / 0.015, it 0.016 / 0.016,
-hi 0.084 / 0.135 (de 0.126 / 0.027, ja 0.025 / 0.050 unchanged).
+hi 0.093 / 0.135 (de 0.126 / 0.027, ja 0.025 / 0.050 unchanged).
+The AVX2 kernels can be approximated on an AVX-512 host with ``ATEN_CPU_CAPABILITY=avx2
+ONEDNN_MAX_CPU_ISA=AVX2`` (sanne's earlier blend read 0.098 so, 0.091 on the AVX2 host, 0.167
+without): all coda voices, first female / first male / the other two, en 0.012 / 0.000 /
+0.000 / 0.000, es 0.007 each, fr 0.034 / 0.136 / 0.034 / 0.123, pt 0.008 / 0.000 / 0.000 /
+0.008, de 0.107 / 0.006 / 0.099 / 0.006, ja 0.025 / 0.047 / 0.025 / 0.061, ar 0.475 / 0.407 /
+0.398 / 0.486, hi 0.094 / 0.103 / 0.103 / 0.094, it 0.016 each, nl 0.126 / 0.174 / 0.154 /
+0.118: the first female voices (the default run) all within their limits; bram (0.140 on the
+AVX2 host itself) and omar (0.377 there) over theirs, fleur (0.154) under its guard.
 English, Spanish, Portuguese, Italian and Hindi speak with Kokoro's packs for their own
 language now (they passed with the Japanese ones, with a Japanese accent; the catalog's header
 has the development figures). Not yet measured on the AVX2 host: those voices and sanne's new
