@@ -15,7 +15,7 @@ vowels). Measured with KOKORO_ASR_VOICES=pairs, female / male:
 | AMD EPYC (AVX2 only), then | | | 0.182/0.262 | | 0.033/0.006 | | 0.438/0.377 | | 0.032/0.024 | 0.175/0.140 |
 | AMD EPYC (AVX2 only), v1.0 packs | | | 0.041/0.074 | | | | 0.387/0.377 | | | 0.091/0.140 |
 | AMD EPYC Zen 5 (AVX-512), v1.0 packs (sanne before) | | | 0.034/0.101 | | 0.046/0.061 | 0.037/0.025 | 0.447/0.339 | | | 0.167/0.132 |
-| AMD EPYC Zen 5 (AVX-512), native packs | 0.012/0.000 | 0.007/0.007 | | 0.000/0.000 | | | | 0.073/0.062 | 0.016/0.024 | 0.098/0.132 |
+| AMD EPYC Zen 5 (AVX-512), native packs | 0.012/0.000 | 0.007/0.007 | | 0.000/0.000 | | | | 0.073/0.062 | 0.016/0.024 | 0.098/0.063 |
 
 With ``KOKORO_ASR_VOICES=all`` on the AVX2 host, the other two coda voices (female / male):
 fr margaux 0.041 / remi 0.082, nl fleur 0.161 / joris 0.070, ar noura 0.407 / yusuf 0.407.
@@ -29,7 +29,8 @@ without): all coda voices, first female / first male / the other two, en 0.012 /
 0.008, de 0.107 / 0.006 / 0.099 / 0.006, ja 0.025 / 0.047 / 0.025 / 0.061, ar 0.475 / 0.407 /
 0.398 / 0.486, hi 0.094 / 0.103 / 0.103 / 0.094, it 0.016 each, nl 0.126 / 0.174 / 0.154 /
 0.118: the first female voices (the default run) all within their limits; bram (0.140 on the
-AVX2 host itself) and omar (0.377 there) over theirs, fleur (0.154) under its guard.
+AVX2 host itself) and omar (0.377 there) over theirs, fleur (0.154) under its guard. bram then
+took em_alex 0.8 + ff_siwis 0.2: 0.063 held-out, 0.070 under the AVX2 approximation.
 English, Spanish, Portuguese, Italian and Hindi speak with Kokoro's packs for their own
 language now (they passed with the Japanese ones, with a Japanese accent; the catalog's header
 has the development figures). Not yet measured on the AVX2 host: those voices and sanne's new
