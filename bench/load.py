@@ -7,7 +7,7 @@ can be told apart: a completed request must be billed exactly its characters, a 
 most its characters. Bounded in count (``--streams`` of each kind, once) and in time
 (``--deadline`` seconds for the whole load, ``--request-timeout`` per request).
 
-    python -m bench.load [--streams 24] [--cancel-share 0.25] [--speaker joe]
+    python -m bench.load [--streams 24] [--cancel-share 0.25] [--speaker joe] [--model mistv3]
 
 Prints time to first byte p50/p95 per kind, errors, 5xx, billing checks and the latency of
 ``GET /data/voices/all-v2.json`` during the load; the last line is ``RESULT ...``.
@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import base64
 import json
+import math
 import multiprocessing
 import os
 import subprocess
@@ -62,6 +63,11 @@ class Probe:
     slow: list[tuple[float, float]] = field(default_factory=list)  # (s into the load, ms), over 50 ms
 
 
+def _ms(value: float) -> int | str:
+    """A RESULT field: whole milliseconds, or ``nan`` when nothing was measured (every request failed)."""
+    return "nan" if math.isnan(value) else round(value)
+
+
 def _percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -73,7 +79,7 @@ async def _http_stream(client: httpx.AsyncClient, base: str, key: str, outcome: 
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
-            async with client.stream("POST", f"{base}/v1/service-tts", json={"text": text, "speaker": SPEAKER},
+            async with client.stream("POST", f"{base}/v1/service-tts", json={"text": text, "speaker": SPEAKER, "modelId": MODEL},
                                      headers={"Authorization": f"Bearer {key}", "Accept": "audio/L16"}) as response:
                 outcome.status = response.status_code
                 if response.status_code != 200:
@@ -90,7 +96,7 @@ async def _http_stream(client: httpx.AsyncClient, base: str, key: str, outcome: 
 
 
 async def _ws_session(base: str, key: str, outcome: Outcome, text: str, timeout: float) -> None:
-    url = base.replace("http://", "ws://") + f"/ws3?speaker={SPEAKER}&audioFormat=pcm&segment=never"
+    url = base.replace("http://", "ws://") + f"/ws3?speaker={SPEAKER}&modelId={MODEL}&audioFormat=pcm&segment=never"
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
@@ -205,6 +211,7 @@ def _setup(streams: int) -> tuple[str, list[tuple[str, str]]]:
 
 
 SPEAKER = "joe"
+MODEL = "mistv3"
 
 
 def _device() -> str:
@@ -218,16 +225,17 @@ def _device() -> str:
 
 
 def main() -> None:
-    global SPEAKER
+    global SPEAKER, MODEL
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streams", type=int, default=24, help="concurrent HTTP streams, and as many /ws3 sessions")
     parser.add_argument("--cancel-share", type=float, default=0.25, help="share cancelled after the first bytes")
     parser.add_argument("--deadline", type=float, default=300.0, help="seconds for the whole load")
     parser.add_argument("--request-timeout", type=float, default=240.0)
     parser.add_argument("--speaker", default="joe")
+    parser.add_argument("--model", default="mistv3", help="the modelId sent (coda: every Kokoro voice, e.g. --speaker ivy)")
     parser.add_argument("--port", type=int, default=18766)
     args = parser.parse_args()
-    SPEAKER = args.speaker
+    SPEAKER, MODEL = args.speaker, args.model
 
     url, keys = _setup(args.streams)
     db = url.rsplit("/", 1)[1]
@@ -279,7 +287,7 @@ def _report(outcomes: list[Outcome], probe: Probe, billed: dict[str, int], wall:
               f"chars_sent={sent} chars_billed={total}")
         for o in errors[:5]:
             print(f"     error: {o.error or 'did not complete in time'}")
-        result.update({f"{kind}_ttfb_p50_ms": round(_percentile(ttfb, 0.5)), f"{kind}_ttfb_p95_ms": round(_percentile(ttfb, 0.95)),
+        result.update({f"{kind}_ttfb_p50_ms": _ms(_percentile(ttfb, 0.5)), f"{kind}_ttfb_p95_ms": _ms(_percentile(ttfb, 0.95)),
                        f"{kind}_errors": len(errors), f"{kind}_5xx": len(fivexx), f"{kind}_billed_wrong": len(wrong),
                        f"{kind}_cancelled_over": len(over)})
     lat = probe.latencies_ms
