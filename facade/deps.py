@@ -78,7 +78,7 @@ class Services:
     # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
     # facade.plans.in_engine_thread for why.
     engine_slots: int = 0
-    engine_pool: EnginePool | None = None  # made by open_pools (or on first use, outside an app)
+    engine_pool: EnginePool | None = None  # made by open_pools when engine_slots > 0
     # Blocking calls (database, object store, Redis, text normalisation) at once: Settings.blocking_threads.
     blocking_slots: int = 16
     blocking_pool: ThreadPool | None = None  # made by open_pools; None: anyio's shared pool

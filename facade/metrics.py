@@ -15,17 +15,15 @@ import contextvars
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-if TYPE_CHECKING:
-    from facade.deps import Services
+from facade.deps import ServicesDep
 
 log = logging.getLogger("lector.metrics")
 
@@ -154,10 +152,9 @@ class JobCollector(Collector):
             yield depth
 
 
-async def metrics_endpoint(request: Request) -> Response:
+async def metrics_endpoint(services: ServicesDep) -> Response:
     """``GET /metrics``: Prometheus text format. Unauthenticated, like every scrape target:
     keep it off the public ingress (infra/ routes only the API paths outward)."""
-    services: Services = request.app.state.services
     return await services.offload(metrics_response)  # the job collector queries PostgreSQL
 
 

@@ -14,7 +14,6 @@ import anyio
 
 from facade import errors as e
 from facade.deps import Principal, Services
-from facade.engine_pool import EnginePool
 from facade.validation import SynthesisRequest
 from speech.errors import PhonemesNotSupported
 from speech.synthesizer import Controls
@@ -72,11 +71,10 @@ async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any)
     event loop, holding none, and the pool's threads run at a lower CPU priority than the event
     loop (``facade.engine_pool``), so the API answers promptly while the streams share the cores.
     Like ``anyio.to_thread.run_sync``, a cancelled caller waits for its step to end (the step's
-    results are billed by whoever called it)."""
-    if services.engine_slots <= 0:
-        return await anyio.to_thread.run_sync(fn, *args)
+    results are billed by whoever called it). The pool is the app's (``Services.open_pools``);
+    services used outside an app, or with no slots, run steps on anyio's pool."""
     if services.engine_pool is None:
-        services.engine_pool = EnginePool(services.engine_slots)
+        return await anyio.to_thread.run_sync(fn, *args)
     return await services.engine_pool.run(fn, *args)
 
 

@@ -168,26 +168,18 @@ def test_utility_failures_are_json(served: tuple[str, str], path: str) -> None:
 async def test_engine_slots_bound_concurrent_synthesis_steps(slots: int, expected: int) -> None:
     """Eight streams' steps at once: with two slots, two run and six wait (on the event loop,
     holding no thread); with none, all eight run."""
-    import threading
+    import asyncio
 
     from facade.deps import Services
     from facade.plans import in_engine_thread
+    from tests.support.concurrency import PeakCounter
 
-    lock = threading.Lock()
-    running = peak = 0
-
-    def step() -> None:
-        nonlocal running, peak
-        with lock:
-            running += 1
-            peak = max(peak, running)
-        time.sleep(0.1)
-        with lock:
-            running -= 1
-
+    steps = PeakCounter()
     services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
                         dispatcher=None, redis=None, engine_slots=slots)
-    import asyncio
-
-    await asyncio.gather(*(in_engine_thread(services, step) for _ in range(8)))
-    assert peak == expected
+    close = services.open_pools()  # as the app's lifespan does
+    try:
+        await asyncio.gather(*(in_engine_thread(services, steps.hold, 0.1) for _ in range(8)))
+    finally:
+        close()
+    assert steps.peak == expected

@@ -13,6 +13,7 @@ import pytest
 
 from facade.deps import Services
 from facade.thread_pool import ThreadPool
+from tests.support.concurrency import PeakCounter
 
 
 async def test_a_cancelled_caller_waits_for_its_running_step() -> None:
@@ -121,26 +122,13 @@ async def test_a_burst_larger_than_the_pool_starts_no_thread(monkeypatch: pytest
         real_start(self)
 
     monkeypatch.setattr(threading.Thread, "start", record)
-    at_once = 0
-    peak = 0
-    lock = threading.Lock()
-
-    def call(n: int) -> str:
-        nonlocal at_once, peak
-        with lock:
-            at_once += 1
-            peak = max(peak, at_once)
-        time.sleep(0.02)
-        with lock:
-            at_once -= 1
-        return threading.current_thread().name
-
+    calls = PeakCounter()
     try:
-        names = await asyncio.gather(*(pool.run(call, n) for n in range(12)))
+        names = await asyncio.gather(*(pool.run(calls.hold, 0.02) for _ in range(12)))
     finally:
         pool.shutdown()
     assert started == []
-    assert peak == 2 and {name.rsplit("_", 1)[0] for name in names} == {"burst"}
+    assert calls.peak == 2 and {name.rsplit("_", 1)[0] for name in names} == {"burst"}
 
 
 def _services() -> Services:
