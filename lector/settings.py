@@ -141,8 +141,8 @@ class Settings(_Checked):
     device: Device = "auto"
     engine_dtype: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
-        description="neural precision: auto (VITS float32; Kokoro int8 convolutions on CPU, float32 on GPUs), "
-        "float32, bfloat16 (GPUs), int8 (Kokoro on CPU)",
+        description="neural precision: auto (float32: Kokoro's int8 sounds worse, see docs/voices.md), "
+        "float32, bfloat16 (GPUs), int8 (Kokoro on CPU, opt-in)",
     )
     vits_runtime: Literal["auto", "torch", "onnxruntime"] = Field(
         "auto",
