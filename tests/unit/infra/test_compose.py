@@ -1,4 +1,4 @@
-"""docker-compose.yml, checked offline (Docker cannot run here): the self-hosted profile's pairs."""
+"""docker-compose.yml, checked offline (Docker cannot run here): the cloud stack and the self-hosted profile's pairs."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from lector.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
 SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
@@ -84,6 +86,17 @@ def test_usage_spools_are_named_volumes(compose: dict[str, Any]) -> None:
         volume = svc["volumes"][0].split(":")[0]
         assert volume in compose["volumes"]
         assert svc["environment"]["LECTOR_USAGE_SPOOL_DIR"] == svc["volumes"][0].split(":")[1]
+
+
+def test_the_cloud_api_s_usage_outbox_is_on_a_named_volume(compose: dict[str, Any]) -> None:
+    """Usage rows spooled while PostgreSQL is down must outlive the container: the folder where
+    ``lector serve`` puts its outbox (from the service's own settings) lies on a named volume."""
+    api = compose["services"]["api"]
+    port = int(api["command"][api["command"].index("--port") + 1])
+    outbox = Settings(data_dir=Path(api["environment"]["LECTOR_DATA_DIR"]), port=port).usage_outbox_dir
+    volumes = [v.split(":") for v in api.get("volumes", [])]
+    holding = [name for name, target, *_ in volumes if outbox == Path(target) or Path(target) in outbox.parents]
+    assert holding and all(name in compose["volumes"] for name in holding), outbox
 
 
 CLOUD_ROLES = {
