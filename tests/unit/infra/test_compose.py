@@ -11,9 +11,9 @@ import yaml
 from lector.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
-SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
+CONTRACT_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
 SELFHOSTED_APIS = {"selfhosted-api": "model", "arcana-api": "arcana-en",
-                   **{f"arcana-{lang}-api": f"arcana-{lang}" for lang in SEED_LANGUAGES}}
+                   **{f"arcana-{lang}-api": f"arcana-{lang}" for lang in CONTRACT_LANGUAGES}}
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_apis_point_at_their_model_by_service_name(compose: dict[str, Any]) -> N
 
 def test_model_services_reserve_every_gpu_and_wait_for_warm_up(compose: dict[str, Any]) -> None:
     models = {name: svc for name, svc in _profiled(compose).items() if svc.get("command", [""])[0] == "model-server"}
-    assert set(models) == {"model", *(f"arcana-{lang}" for lang in SEED_LANGUAGES)}
+    assert set(models) == {"model", *(f"arcana-{lang}" for lang in CONTRACT_LANGUAGES)}
     for name, svc in models.items():
         devices = svc["deploy"]["resources"]["reservations"]["devices"]
         assert devices == [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}], name
@@ -70,7 +70,7 @@ def test_model_services_reserve_every_gpu_and_wait_for_warm_up(compose: dict[str
         assert svc["environment"]["LECTOR_DEVICE"] == "cuda"
         health = svc["healthcheck"]
         assert "/readyz" in " ".join(health["test"])
-        assert int(health["start_period"].rstrip("s")) >= 300  # the seed's ~5 min warm-up
+        assert int(health["start_period"].rstrip("s")) >= 300  # the vendor API contract's ~5 min warm-up
 
 
 def test_host_ports_do_not_clash_between_pairs(compose: dict[str, Any]) -> None:
@@ -139,9 +139,9 @@ def test_gpu_roles_reserve_every_gpu_and_the_api_uses_the_model_service(compose:
         assert env["LECTOR_S3_ENDPOINT_URL"] == "http://minio:9000"
 
 
-def test_arcana_engine_and_language_packages_are_split_as_the_seed_names_them(compose: dict[str, Any]) -> None:
+def test_arcana_engine_and_language_packages_are_split_as_the_contract_names_them(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    for lang in SEED_LANGUAGES:
+    for lang in CONTRACT_LANGUAGES:
         model, package = services[f"arcana-{lang}"], services[f"arcana-{lang}-package"]
         assert model["image"] == "${LECTOR_REGISTRY:-lector}/engine/arcana:${LECTOR_TAG:-dev}"
         assert package["image"] == f"${{LECTOR_REGISTRY:-lector}}/package/arcana/{lang}:${{LECTOR_TAG:-dev}}"
