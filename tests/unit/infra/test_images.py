@@ -149,7 +149,7 @@ def _build(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     fake = tmp_path / "docker"
     fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
     fake.chmod(0o755)
-    # `make images`, the one command the README names (it runs infra/build-images.sh)
+    # `make images`, the one command infra/README.md names (it runs infra/build-images.sh)
     return subprocess.run(["make", "-s", "--no-print-directory", "images"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "DOCKER": str(fake), **env}, timeout=60)
 
