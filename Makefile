@@ -46,7 +46,8 @@ lint: install
 	$(VENV)/bin/vulture
 	$(VENV)/bin/mypy
 
-# Every self-hosted image under the seed's paths, one date-like tag: REGISTRY=... [TAG=...] [PUSH=1]
+# Every self-hosted image under the vendor API contract's paths, one date-like tag:
+# REGISTRY=... [TAG=...] [PUSH=1]
 images:
 	bash infra/build-images.sh
 

@@ -1,6 +1,6 @@
 """The FastAPI application: built by a factory, its services created in the lifespan.
 
-Error bodies are the seed's plain-text messages, so FastAPI's default JSON error handlers are
+Error bodies are the vendor API contract's plain-text messages, so FastAPI's default JSON error handlers are
 replaced by ``facade.errors.install``: every error funnels through that one table.
 """
 

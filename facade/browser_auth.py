@@ -7,7 +7,7 @@ server answers with the marker only (the key never comes back in a header).
 
 A browser also cannot read the body of a refused upgrade; for these clients a refusal is sent
 after the handshake instead, as a close frame with code ``4000 + status`` and the reason
-``<status>: <message>`` (the seed's message), the same shape as the 1011 closes after opening.
+``<status>: <message>`` (the vendor API contract's message), the same shape as the 1011 closes after opening.
 """
 
 from __future__ import annotations

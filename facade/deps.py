@@ -149,7 +149,7 @@ def session_for(services: Services) -> Iterator[Session]:
 
 
 def bearer_key(headers: Any, *, missing_message: str = e.MISSING_AUTH) -> str:
-    """The API key from ``Authorization: Bearer <key>``, or the seed's 401 for its absence."""
+    """The API key from ``Authorization: Bearer <key>``, or the vendor API contract's 401 for its absence."""
     raw: str | None = headers.get("authorization")
     if raw is None:
         raise e.ApiError(401, missing_message)

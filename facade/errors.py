@@ -2,9 +2,9 @@
 
 Every domain error (``speech``, ``store``, ``scheduler``) is mapped once, in ``_TABLE``; routes
 raise and never build an error answer themselves (``tests/unit/facade/test_error_table.py``
-checks both). The body's shape is chosen per router, as the seed requires:
+checks both). The body's shape is chosen per router, as the vendor API contract requires:
 
-- ``Style.PLAIN``: the seed's plain-text message, everywhere by default;
+- ``Style.PLAIN``: the vendor API contract's plain-text message, everywhere by default;
 - ``Style.JSON``: ``{"error": ...}`` for every failure of ``/phonemize`` and ``/textnorm``
   (``JSON_PATHS``: 404, 405 and 413 included), and for an unhandled 500 of the streaming
   synthesis endpoint (``unhandled_as(..., json_body=True)``);
@@ -38,7 +38,7 @@ log = logging.getLogger("lector.facade")
 
 
 class ApiError(Exception):
-    """An answer the facade decided on: status plus the seed's exact message. ``json_body``
+    """An answer the facade decided on: status plus the vendor API contract's exact message. ``json_body``
     asks for ``{"error": ...}`` on a router whose errors are otherwise plain text."""
 
     def __init__(self, status: int, message: str, *, json_body: bool = False) -> None:
@@ -66,7 +66,7 @@ class Style(StrEnum):
     OPENAI = "openai"
 
 
-# Seed messages, verbatim. One constant each so tests and handlers share the spelling.
+# The vendor API contract's messages, verbatim. One constant each so tests and handlers share the spelling.
 BODY_REQUIRED = "request body is required"
 NOT_AN_OBJECT = "payload must be an object"
 TEXT_REQUIRED = "text is required"
@@ -90,7 +90,7 @@ TEXTNORM_ENGINE = "text normalization engine error"
 BODY_TIMEOUT = "request body was not received in time"
 CLIENT_GONE = "client disconnected"
 
-#: Endpoints whose every failure is JSON ``{"error": ...}`` (the seed).
+#: Endpoints whose every failure is JSON ``{"error": ...}`` (the vendor API contract).
 JSON_PATHS = frozenset({"/textnorm", "/phonemize"})
 #: How much of the caller's own input an error message repeats.
 ECHO_CHARS = 64
@@ -206,7 +206,7 @@ async def handle(request: Request, exc: Exception) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own 404 and 405 (and any ``HTTPException``) in the seed's words."""
+    """Starlette's own 404 and 405 (and any ``HTTPException``) in the vendor API contract's words."""
     assert isinstance(exc, StarletteHTTPException)
     message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
     return to_response(ApiError(exc.status_code, message), path=request.url.path)
@@ -235,7 +235,7 @@ def unhandled_as(
 ) -> Iterator[None]:
     """Inside: the facade's own answers and the client's errors (a mapped 4xx: a voice this
     deployment does not serve) keep their answer; anything else is logged as ``what`` and
-    answered ``status message``. The seed's JSON 500 of the streaming synthesis endpoint and
+    answered ``status message``. The vendor API contract's JSON 500 of the streaming synthesis endpoint and
     ``/textnorm``'s 502 for a failing engine are this rule."""
     try:
         yield

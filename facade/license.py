@@ -15,11 +15,11 @@ Errors::
     └── LicenseExpired      past its ``expires`` instant
 
 What a refusal looks like (``LicenseGate.require``): a missing, invalid, expired or revoked
-licence answers **401 ``invalid subscription``**. The seed defines that message as "the key's
+licence answers **401 ``invalid subscription``**. The vendor API contract defines that message as "the key's
 account has no valid subscription (returned as 401, not 402 or 403)", and a self-hosted licence
-*is* the deployment's subscription; the seed's retry rules (do not retry 401) fit too, since only
+*is* the deployment's subscription; the vendor API contract's retry rules (do not retry 401) fit too, since only
 an operator installing a valid licence fixes it. A model the licence does not cover is different:
-the credential and the subscription are valid but may not use that resource, which is the seed's
+the credential and the subscription are valid but may not use that resource, which is the vendor API contract's
 **403 ``access forbidden``**; the gate expresses that through ``Principal.allowed_models``, so
 ``facade.plans.resolve`` raises it like any other account restriction.
 
@@ -51,7 +51,7 @@ log = logging.getLogger("lector.license")
 
 PREFIX: Final = "LECTOR1"
 VALID: Final = "valid"
-NOT_VALID: Final = "expired-or-not-set"  # the seed's only other licenseStatus value
+NOT_VALID: Final = "expired-or-not-set"  # the vendor API contract's only other licenseStatus value
 REVOKING_STATUSES: Final = frozenset({401, 403, 404, 410})
 
 
@@ -238,7 +238,7 @@ class LicenseGate:
 
     @property
     def status(self) -> str:
-        """``valid`` or ``expired-or-not-set``: the seed's ``licenseStatus``."""
+        """``valid`` or ``expired-or-not-set``: the vendor API contract's ``licenseStatus``."""
         return VALID if self.license is not None else NOT_VALID
 
     @property

@@ -1,6 +1,6 @@
 """Which model service answers a request: ``MODEL_URL``, or a per-language one for ``arcana``.
 
-The seed's self-hosted table: ``ARCANA_ENG_MODEL_URL``, ``ARCANA_SPA_MODEL_URL``,
+The vendor API contract's self-hosted table: ``ARCANA_ENG_MODEL_URL``, ``ARCANA_SPA_MODEL_URL``,
 ``ARCANA_FRA_MODEL_URL`` and ``ARCANA_GER_MODEL_URL`` each point at the container for that
 language, ``MODEL_URL`` still points at a default container, and the API routes by the request's
 ``lang``. Any accepted spelling of the language routes the same way (``de``, ``ger``, ``deu``,

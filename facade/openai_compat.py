@@ -3,7 +3,7 @@
 Most TTS front ends and agent frameworks speak OpenAI's ``POST /v1/audio/speech``; this module
 turns such a request into lector's own ``SynthesisRequest`` (so keys, billing, voices and
 engines are the same as ``/v1/service-tts``); ``facade.errors`` gives its errors OpenAI's shape.
-The tables are the documented mapping (README, "OpenAI-compatible speech"):
+The tables are the documented mapping (docs/api.md, "OpenAI-compatible speech"):
 
 - ``model``: ``tts-1`` -> ``mistv3`` (the default lineup), ``tts-1-hd`` and ``gpt-4o-mini-tts``
   -> ``coda`` (the flagship). lector's own model ids are accepted as they are.

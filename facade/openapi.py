@@ -1,9 +1,9 @@
 """What ``/openapi.json`` says about the routes that parse their bodies by hand.
 
-The synthesis and job routes read the raw body themselves, because the seed's exact plain-text
+The synthesis and job routes read the raw body themselves, because the vendor API contract's exact plain-text
 errors ("payload must be an object", "text must be a string", ...) cannot come out of FastAPI's
 model validation. So FastAPI sees no request model there; this module adds the schemas, the
-media types each route answers with, the seed's error statuses, and the WebSockets (which
+media types each route answers with, the vendor API contract's error statuses, and the WebSockets (which
 OpenAPI cannot describe) as an ``x-websockets`` extension. One place, applied once per app.
 """
 
@@ -73,8 +73,9 @@ _JSON_ERROR = {"application/json": {"schema": {"type": "object", "properties": {
 
 
 def _errors(*statuses: int, json_errors: bool = False) -> dict[str, Any]:
-    reasons = {400: "bad request (the seed's messages)", 401: "authentication failed", 403: "access forbidden",
-               404: "not found", 406: "Accept names a type this model cannot produce", 409: "Idempotency-Key conflict",
+    reasons = {400: "bad request (the message says which field and why)", 401: "authentication failed",
+               403: "access forbidden", 404: "not found", 406: "Accept names a type this model cannot produce",
+               409: "Idempotency-Key conflict",
                500: "internal error", 502: "text normalization engine error"}
     return {str(s): {"description": reasons[s], "content": _JSON_ERROR if json_errors else _PLAIN_ERROR}
             for s in statuses}

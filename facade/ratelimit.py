@@ -1,6 +1,6 @@
 """WebSocket connection rate per account: ``ws_connections_per_minute`` upgrades per rolling minute.
 
-Counted in Redis when the service has one, so every API process shares the count (the seed:
+Counted in Redis when the service has one, so every API process shares the count (the vendor API contract:
 limits count per account, team members share them); in-process otherwise (single process,
 self-hosted). A sliding window of two fixed minutes weighted by overlap keeps bursts at a
 minute boundary from doubling the allowance.

@@ -41,7 +41,7 @@ class ModelUnavailable(EngineError):
 class VoiceNotServed(VoiceNotFound):
     """The model service answered that it does not serve this voice: a deployment whose model
     service was started for other voices. A 400 (``VoiceNotFound``), not a 500: retrying cannot
-    help, and the seed tells clients to retry a 500."""
+    help, and the vendor API contract tells clients to retry a 500."""
 
     def __init__(self, speaker: str, served: Sequence[str]) -> None:
         super().__init__(speaker, "")

@@ -1,17 +1,17 @@
 """The self-hosted API service: ``POST /`` and ``GET /health`` on :8000, the JSON WebSocket on :8001.
 
-The seed's self-hosted table, served by the cloud code paths: the body is parsed and resolved
+The vendor API contract's self-hosted table, served by the cloud code paths: the body is parsed and resolved
 exactly as for ``/v1/service-tts`` (same 400s, same auth header), the audio streams through the
 same ``audio_stream``, and the WebSocket app mounts the cloud ``/ws3`` router unchanged. What
-differs is only what the seed says differs:
+differs is only what the vendor API contract says differs:
 
 - Without an audio ``Accept`` (missing, a wildcard, ``application/json``, or any non-audio type)
   the answer is ``{"audioContent": {"model_output": "<base64>"}}``. The base64 is a WAV file
   unless the body's ``audioFormat`` asks for ``mp3``, ``ogg``, ``mulaw`` or ``pcm``: WAV because
   the JSON shape carries no rate or encoding, and a WAV header does. A concrete audio type we
-  cannot stream (``audio/flac``) is still the seed's 406.
+  cannot stream (``audio/flac``) is still the vendor API contract's 406.
 - ``GET /health`` (no auth, for probes) reports the licence and whether every configured model
-  service answers its ``/readyz``; it is 200 whatever it reports, as the seed shows one shape.
+  service answers its ``/readyz``; it is 200 whatever it reports, as the vendor API contract shows one shape.
 - Synthesis is proxied to a model service (``facade.remote_engine``); a down model service is a
   500 ``internal error`` within about a second.
 """
@@ -59,7 +59,7 @@ def _names_audio(accept: str | None) -> bool:
 
 @router.post("/", response_model=None)
 async def synthesize(request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
-    """The seed's self-hosted synthesis: audio for an audio ``Accept``, the JSON shape otherwise."""
+    """The vendor API contract's self-hosted synthesis: audio for an audio ``Accept``, the JSON shape otherwise."""
     req = parse_request(parse_json_body(await request.body()))
     plan = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
     accept = request.headers.get("accept")
@@ -138,7 +138,7 @@ def create_selfhosted_app(
 def create_selfhosted_ws_app(runtime: SelfHostedRuntime) -> FastAPI:
     """The JSON WebSocket app (:8001): the cloud ``/ws3`` protocol, on the same runtime.
 
-    ``/ws3`` is the seed's JSON WebSocket; ``/ws`` and ``/ws2`` come with the router and cost
+    ``/ws3`` is the vendor API contract's JSON WebSocket; ``/ws`` and ``/ws2`` come with the router and cost
     nothing, so they stay for clients that use them."""
     app = _bare(create_app(_services_factory(runtime)))
     app.include_router(ws.router)

@@ -1,6 +1,6 @@
-"""Parsing and checking a synthesis request body, with the seed's exact 400 messages.
+"""Parsing and checking a synthesis request body, with the vendor API contract's exact 400 messages.
 
-Hand-written rather than a pydantic model: the seed fixes the order of checks and the wording of
+Hand-written rather than a pydantic model: the vendor API contract fixes the order of checks and the wording of
 each message, and clients branch on them. The same parser serves HTTP synthesis (JSON body),
 WebSockets (query string, booleans as the strings ``true``/``false``) and book jobs (no
 1,000-character limit, a job limit instead).
@@ -41,7 +41,7 @@ class SynthesisRequest:
 
 
 def parse_json_body(raw: bytes) -> dict[str, Any]:
-    """The body as a JSON object, or the seed's 400 for a missing or non-object body."""
+    """The body as a JSON object, or the vendor API contract's 400 for a missing or non-object body."""
     if not raw or not raw.strip():
         raise e.ApiError(400, e.BODY_REQUIRED)
     try:
@@ -86,8 +86,8 @@ def checked_rate(value: Any) -> int | None:
 def parse_request(
     payload: Mapping[str, Any], *, max_chars: int | None = MAX_TEXT_CHARS
 ) -> SynthesisRequest:
-    """Check fields in the seed's order and build a request; ``max_chars=None`` skips the limit."""
-    if "text" not in payload:  # null is "must be a string", per the seed
+    """Check fields in the vendor API contract's order and build a request; ``max_chars=None`` skips the limit."""
+    if "text" not in payload:  # null is "must be a string", per the vendor API contract
         raise e.ApiError(400, e.TEXT_REQUIRED)
     text = payload["text"]
     if not isinstance(text, str):
@@ -124,7 +124,7 @@ def parse_request(
         model_id=model_id or None,
         lang=lang or None,
         sampling_rate=rate,
-        # The seed: clamped to 0.4-2.5 with no error.
+        # The vendor API contract: clamped to 0.4-2.5 with no error.
         time_scale=min(max(time_scale, TIME_SCALE_MIN), TIME_SCALE_MAX) if time_scale is not None else 1.0,
         speed_alpha=min(max(speed, SPEED_MIN), SPEED_MAX) if speed else None,
         audio_format=audio_format,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the cloud image and every self-hosted image under the seed's names with one date-like tag (YYYY.MM.DD, or
-# TAG=...), and pushes them when PUSH=1:
+# Builds the cloud image and every self-hosted image under the vendor API contract's names with one
+# date-like tag (YYYY.MM.DD, or TAG=...), and pushes them when PUSH=1:
 #   {registry}/lector:<tag>                 the cloud stack's one image (infra/k8s/cloud, compose)
 #   {registry}/api/service:<tag>            the API service
 #   {registry}/engine/arcana:<tag>          the model service engine (code and engines, no weights)

@@ -66,12 +66,10 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
 
 
 def _usage_outbox(settings: Settings, sessions: Callable[[], Any]) -> UsageSpool:
-    """Usage rows PostgreSQL could not take, on disk until it can. One folder per serving port:
-    the spool is safe for one process, and a restarted process on that port replays what its
-    predecessor left."""
+    """Usage rows PostgreSQL could not take, on disk until it can (``Settings.usage_outbox_dir``)."""
     from facade.usage import replay_into
 
-    directory = settings.data_dir / f"usage-outbox-{settings.port}"
+    directory = settings.usage_outbox_dir
     dead_letters = DeadLetters(directory)
     outbox = UsageSpool(
         directory, None, post=replay_into(sessions, dead_letters), interval_s=5.0, dead_letters=dead_letters

@@ -227,6 +227,14 @@ class Settings(_Checked):
     def resolved_objects_dir(self) -> Path:
         return self.objects_dir or (self.data_dir / "objects")
 
+    @property
+    def usage_outbox_dir(self) -> Path:
+        """The cloud API's usage outbox: rows PostgreSQL could not take wait here until it can. One
+        folder per serving port (the spool is safe for one process, and a process restarted on that
+        port replays what its predecessor left), so ``data_dir`` must outlive the container: the
+        deployments mount a persistent volume there (``tests/unit/infra`` checks it)."""
+        return self.data_dir / f"usage-outbox-{self.port}"
+
 
 class ClientSettings(_Checked):
     """What ``lector jobs`` (a client of the API, often on another machine) reads: prefix ``LECTOR_``.

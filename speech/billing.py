@@ -1,6 +1,6 @@
 """What a billed character is: the one rule every transport and the batch engine bill by.
 
-The seed bills "by characters synthesized". lector counts the characters of the text as the
+The vendor API contract bills "by characters synthesized". lector counts the characters of the text as the
 customer wrote it (not our normalised expansion: "$5" is two characters, not "five dollars"),
 with one exception that keeps the count independent of layout: **whitespace and control
 characters are separators, and a run of them counts as one character between words and as

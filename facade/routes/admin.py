@@ -40,7 +40,7 @@ def _digest(value: str) -> bytes:
 
 
 def require_admin(request: Request, services: ServicesDep) -> None:
-    """403 when no admin token is configured; the seed's 401s for a missing or wrong bearer."""
+    """403 when no admin token is configured; the vendor API contract's 401s for a missing or wrong bearer."""
     if not services.admin_token:
         raise e.ApiError(403, e.FORBIDDEN)
     key = bearer_key(request.headers)

@@ -287,7 +287,7 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         done = None if job.is_terminal else job_repo.audio_seconds_done(session=session, job_id=job_id)
         view = job_view(job, audio_seconds_done=done)
         # ``characters``: what the submitted text bills when read whole; ``billedCharacters``: what
-        # its chunks billed so far, by the same rule (speech.billing; README, "Billed characters").
+        # its chunks billed so far, by the same rule (speech.billing; docs/api.md, "Billed characters").
         view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
         return view
 

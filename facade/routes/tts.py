@@ -1,7 +1,7 @@
 """``POST /v1/service-tts``: streaming synthesis, audio chosen by ``Accept``.
 
 The first sentence is synthesized before the response starts: a failure there can still be a
-proper 500 (JSON ``{"error": ...}``, as the seed says), and the first bytes leave as soon as it
+proper 500 (JSON ``{"error": ...}``, as the vendor API contract says), and the first bytes leave as soon as it
 is done. The rest streams sentence by sentence. Usage is recorded when the stream ends, also
 when the client went away part-way: what was synthesized is billed, nothing more.
 """
@@ -75,7 +75,7 @@ async def audio_stream(
         rate,
     )
     started = time.perf_counter()
-    # The seed: an unhandled 500 here is JSON.
+    # The vendor API contract: an unhandled 500 here is JSON.
     with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed before the first byte", logger=log):
         first = await in_engine_thread(services, _next, chunks)
     observe_first_byte(transport, fmt.value)

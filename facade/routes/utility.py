@@ -1,8 +1,8 @@
 """``/oov``, ``/textnorm`` and ``/phonemize``: what the voice will do with a text, without audio.
 
-``/textnorm`` and ``/phonemize`` fail with JSON ``{"error": ...}`` bodies, as the seed says, and
+``/textnorm`` and ``/phonemize`` fail with JSON ``{"error": ...}`` bodies, as the vendor API contract says, and
 ``/oov`` with plain text like the synthesis endpoint: ``facade.errors`` chooses by path. A failure inside the normaliser itself
-is the seed's 502 ``text normalization engine error``.
+is the vendor API contract's 502 ``text normalization engine error``.
 """
 
 from __future__ import annotations

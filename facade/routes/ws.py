@@ -1,7 +1,7 @@
 """WebSockets: ``/ws3`` and ``/ws2`` (JSON messages) and ``/ws`` (raw text in, audio out).
 
 Parameters come in the query string (booleans as ``true``/``false``). Authentication and
-parameter errors are answered at the upgrade as an HTTP status with the seed's plain-text body;
+parameter errors are answered at the upgrade as an HTTP status with the vendor API contract's plain-text body;
 no socket is established then. After the socket is open, a failure closes it with 1011 and the
 reason ``<status>: <message>``; a bad client message gets an ``error`` event and the socket stays.
 
@@ -292,7 +292,7 @@ async def _read_json(websocket: WebSocket, session: SocketState) -> _Command | N
             await websocket.send_text(_error(session, e.TEXT_NOT_STRING if "text" in message else e.TEXT_REQUIRED))
             return None
         if len(text) > MAX_TEXT_CHARS:
-            raise e.ApiError(400, e.TEXT_TOO_LONG)  # the seed's 1011 "400: text is too long"
+            raise e.ApiError(400, e.TEXT_TOO_LONG)  # the vendor API contract's 1011 "400: text is too long"
         return _Command("text", text)
     if operation in ("flush", "clear", "eos"):
         return _Command(operation)

@@ -4,7 +4,8 @@
 #   infra/swift/start.sh DIR PORT      (stop it with infra/swift/stop.sh DIR)
 #
 # Why Swift: it is a real S3 implementation available from Debian (it checks SigV4 signatures,
-# expires presigned URLs, returns multipart ETags "...-N"); see shared/reference/local-services.md.
+# expires presigned URLs, returns multipart ETags "...-N"), where mocks such as moto accept
+# unsigned requests and expired links.
 #
 # Everything lives in DIR: configs (swift_dir = DIR, so /etc/swift is never read or touched),
 # rings, the storage device, logs (DIR/log/*.log) and PIDs (DIR/run/*.pid). Several copies may run

@@ -92,7 +92,7 @@ def serving_app(**options: Any) -> Any:
 
 
 def command(
-    port: int = typer.Option(8080, help="the seed's model service port"),
+    port: int = typer.Option(8080, help="the vendor API contract's model service port"),
     host: str = typer.Option(None, help="default: LECTOR_HOST"),
     voice: str = typer.Option(
         None, help="catalog speaker(s) to serve: joe, owen,ivy or neural; default LECTOR_MODEL_VOICE or joe"

@@ -1,6 +1,6 @@
 """``lector serve --self-hosted``: the API service of a self-hosted pair, HTTP and WebSocket ports.
 
-The seed puts HTTP on 8000 and the JSON WebSocket on 8001. Both are served by one process (two
+The vendor API contract puts HTTP on 8000 and the JSON WebSocket on 8001. Both are served by one process (two
 ``uvicorn.Server`` instances in one event loop) so they share one runtime: the licence gate, the
 usage spool and the pooled connections to the model service. Signals are handled here, once,
 and stop both servers; either server stopping stops the other.

@@ -1,6 +1,6 @@
 """Audio formats, ``Accept`` negotiation and the codec rate rules.
 
-The seed fixes six streamable formats and the three deprecated aliases; everything a caller needs
+The vendor API contract fixes six streamable formats and the three deprecated aliases; everything a caller needs
 to answer a request (the Content-Type, the 406 text, the WebSocket ``audioFormat`` mapping) is
 derived from the one table ``_SPECS`` so that the list in the 406 message can never drift from
 what :func:`negotiate` accepts. The batch-only formats (FLAC, M4A, M4B) share the enum because the
@@ -10,7 +10,8 @@ through ``Accept`` (``streamable`` is False).
 Negotiation follows RFC 9110 section 12.5.1 closely enough for real clients: media ranges with
 q-values, the most specific range wins at equal q, ``q=0`` excludes. ``application/json`` and
 ``text/event-stream`` are *not* audio: they are reported as their own representation so the
-facade can route the JSON and SSE variants that only ``mist``/``mistv2`` have (seed Accept rule 3).
+facade can route the JSON and SSE variants that only ``mist``/``mistv2`` have (the vendor API
+contract's Accept rule 3).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from speech.errors import UnsupportedFormat
 @dataclass(frozen=True, slots=True)
 class _Spec:
     mime: str  # canonical media type (what we answer with)
-    accept: str | None  # the seed's Accept value; None for batch-only formats
+    accept: str | None  # the vendor API contract's Accept value; None for batch-only formats
     extension: str
     codec_params: tuple[tuple[str, str], ...] = ()  # e.g. (("codecs", "opus"),)
     aliases: tuple[str, ...] = ()  # deprecated or common media-type aliases, lower case
@@ -53,7 +54,7 @@ class AudioFormat(enum.Enum):
 
     @property
     def accept_value(self) -> str | None:
-        """The exact value the seed's table lists for ``Accept`` (None for batch-only formats)."""
+        """The exact value the vendor API contract's table lists for ``Accept`` (None for batch-only formats)."""
         return _SPECS[self].accept
 
     @property
@@ -95,10 +96,10 @@ _SPECS: Final[dict[AudioFormat, _Spec]] = {
     AudioFormat.AAC: _Spec("audio/aac", None, "aac"),
 }
 
-#: The six formats of the seed's table, in the seed's order (also the order of the 406 list).
+#: The six formats of the vendor API contract's table, in its order (also the order of the 406 list).
 STREAMING_FORMATS: Final[tuple[AudioFormat, ...]] = tuple(f for f in AudioFormat if f.streamable)
 
-#: The seed's deprecated aliases, still accepted.
+#: The vendor API contract's deprecated aliases, still accepted.
 DEPRECATED_ALIASES: Final[dict[str, AudioFormat]] = {
     "audio/mp3": AudioFormat.MP3,
     "audio/pcm": AudioFormat.PCM,
@@ -215,7 +216,7 @@ def _rate_param(rng: _MediaRange) -> int | None:
 def negotiate(accept: str | None, *, allow_json: bool = True, allow_sse: bool = True) -> NegotiationResult:
     """Choose the response representation for an ``Accept`` header.
 
-    Rules (seed, Accept rules 1-3):
+    Rules (the vendor API contract, Accept rules 1-3):
     - missing, empty or only wildcards (``*/*``, ``audio/*``) -> PCM (``audio/L16``), ``defaulted``;
     - the best-ranked concrete audio type we can stream wins (q-value, then specificity, then order);
     - ``application/json`` / ``text/event-stream`` -> ``JSON`` / ``EVENT_STREAM`` when allowed. The
@@ -252,12 +253,12 @@ def negotiate(accept: str | None, *, allow_json: bool = True, allow_sse: bool = 
 
 
 def supported_accept_list() -> str:
-    """The ``<list>`` of the seed's 406 message: the six Accept values in the seed's order."""
+    """The ``<list>`` of the vendor API contract's 406 message: the six Accept values in its order."""
     return ", ".join(f.accept_value for f in STREAMING_FORMATS if f.accept_value)
 
 
 def not_acceptable_message(model_id: str) -> str:
-    """The seed's exact 406 text for ``model_id``."""
+    """The vendor API contract's exact 406 text for ``model_id``."""
     return (
         f'modelId "{model_id}" can only be returned as streamed audio; '
         f"set Accept to one of: {supported_accept_list()}"

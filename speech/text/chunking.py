@@ -22,7 +22,7 @@ from typing import Final
 from speech.text.segment import split_sentences
 
 REQUEST_LIMIT: Final = 1000
-"""The seed's limit: at most 1,000 characters per synthesis request."""
+"""The vendor API contract's limit: at most 1,000 characters per synthesis request."""
 
 # A clause mark followed by whitespace; an em dash or a CJK mark needs no space after it.
 _CLAUSE: Final = re.compile(r"[,;:—–](?:[\"'”’»)\]]*)(?=\s)|—(?=\w)|[、，；：]")

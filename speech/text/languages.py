@@ -1,12 +1,12 @@
 """The ten API languages, their legacy 3-letter codes and their eSpeak NG voices.
 
-The seed accepts ``lang`` as a 2-letter BCP 47 tag or as one of the vendor's 3-letter legacy
+The vendor API contract accepts ``lang`` as a 2-letter BCP 47 tag or as one of the vendor's 3-letter legacy
 codes (``eng`` ... ``nld``, plus ``deu`` as the ISO 639-2/T spelling of ``ger``), and promises
 the legacy codes stay accepted. Clients also send full tags with a region (``en-US``,
 ``pt_BR``); the region does not change the API language but does pick the eSpeak variant.
 
 ``canonical`` is a pure lookup that answers ``None`` for a tag we do not speak: only the caller
-knows the model, which the seed's message (``Language <lang> is not supported for model
+knows the model, which the vendor API contract's message (``Language <lang> is not supported for model
 <model>``) needs, so raising ``LanguageNotSupported`` is the catalog's job, not this module's.
 """
 
@@ -47,7 +47,7 @@ LANGUAGES: Final[dict[str, Language]] = {
 }
 
 SUPPORTED: Final[tuple[str, ...]] = tuple(LANGUAGES)
-"""The API languages in the seed's order."""
+"""The API languages in the vendor API contract's order."""
 
 _ALIASES: Final[dict[str, str]] = {
     **{lang.code: lang.code for lang in LANGUAGES.values()},

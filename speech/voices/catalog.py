@@ -8,9 +8,9 @@ is immutable and answers the questions every transport asks:
   absent ``modelId`` means the default (``mistv3``); in cloud mode ``arcana`` is served by
   ``coda`` from 2026-08-15 12:00 UTC. The clock is injected so the switch is testable.
 - ``resolve(model_id, speaker, lang)``: the ``Voice`` to synthesize with, or ``ModelNotFound``,
-  ``LanguageNotSupported`` (the seed's message, with ``lang`` as the client sent it) or
+  ``LanguageNotSupported`` (the vendor API contract's message, with ``lang`` as the client sent it) or
   ``VoiceNotFound``. A speaker whose own language differs from ``lang`` is still returned: the
-  seed says such pairings are not always validated, and the voice speaks its own language.
+  vendor API contract says such pairings are not always validated, and the voice speaks its own language.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class Catalog:
         return model.served_by if instant >= model.switch_at else model.id
 
     def languages(self, model_id: str | None) -> tuple[str, ...]:
-        """The 2-letter languages ``model_id`` speaks (those of its voices), in the seed's order."""
+        """The 2-letter languages ``model_id`` speaks (those of its voices), in the vendor API contract's order."""
         model = self.model(model_id)
         spoken = {v.lang for v in self.voices if model.id in v.models}
         return tuple(code for code in SUPPORTED if code in spoken)
@@ -149,9 +149,9 @@ class Catalog:
         now: datetime | None = None,
         self_hosted: bool = False,
     ) -> Voice:
-        """The voice for a request, checked in the seed's order: model, language, speaker.
+        """The voice for a request, checked in the vendor API contract's order: model, language, speaker.
 
-        ``lang`` ``None`` means the seed's default ``en``. With ``now`` the model is first
+        ``lang`` ``None`` means the vendor API contract's default ``en``. With ``now`` the model is first
         resolved through ``resolve_model``; errors still name the model the client asked for.
         """
         requested = self.model(model_id).id

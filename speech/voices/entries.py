@@ -142,7 +142,7 @@ class Model:
     name: str
     description: str = ""
     json_representation: bool = False
-    """Only ``mist`` and ``mistv2`` answer ``Accept: application/json`` (seed, Accept rule 3)."""
+    """Only ``mist`` and ``mistv2`` answer ``Accept: application/json`` (the vendor API contract, Accept rule 3)."""
     deprecated: bool = False
     served_by: str | None = None
     """In cloud mode, requests for this model are served by that model from ``switch_at`` on."""

@@ -15,7 +15,7 @@ from speech.voices.catalog import Catalog
 
 
 def all_v2(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
-    """Speakers per model and legacy language code, languages in the seed's order."""
+    """Speakers per model and legacy language code, languages in the vendor API contract's order."""
     listing: dict[str, dict[str, list[str]]] = {}
     for model_id in catalog.models:
         by_lang: dict[str, list[str]] = {}

@@ -1,6 +1,6 @@
 """Billing rows (append-only) and their totals.
 
-Streaming requests are billed one row per request, retries included (the seed: "each request is
+Streaming requests are billed one row per request, retries included (the vendor API contract: "each request is
 billed independently"). Job rows are one per chunk and unique on (job_id, chunk_index): the insert
 is ``ON CONFLICT DO NOTHING``, so a redelivered task, or two workers racing on the same chunk, bill
 it exactly once; the loser's insert waits for the winner's transaction and then inserts nothing.

@@ -169,7 +169,7 @@ def test_the_console_is_served_with_a_strict_csp(console: Console) -> None:
     assert httpx.get(f"{console.stack.api_url}/console", follow_redirects=True).url.path == "/console/"
 
 
-def test_a_wrong_key_shows_the_seeds_message(console: Console) -> None:
+def test_a_wrong_key_shows_the_contract_s_message(console: Console) -> None:
     open_page(console, "playground")
     fill(console, "API key", "lk_" + "x" * 40)
     control(console, "Speak").click()

@@ -1,4 +1,4 @@
-"""One rule of a billed character on every transport (README, "Billed characters"): the same
+"""One rule of a billed character on every transport (docs/api.md, "Billed characters"): the same
 text, hard-wrapped with CRLF line ends, indentation and a blank line between paragraphs (the
 opening of *Pride and Prejudice* as Project Gutenberg ships it), bills the same count streamed
 over HTTP, through the OpenAI route, over ``/ws3`` sentence by sentence, over the raw ``/ws``,

@@ -1,4 +1,4 @@
-"""``POST /v1/service-tts`` over real HTTP: every row of the seed's error tables, every Accept
+"""``POST /v1/service-tts`` over real HTTP: every row of the vendor API contract's error tables, every Accept
 value, the JSON and SSE variants, and the inputs that tend to break services."""
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def _usage_rows(pg_url: str, key: str) -> list[tuple[int, str]]:
 def test_one_usage_row_per_request_with_its_characters(stack, pg_url: str) -> None:  # type: ignore[no-untyped-def]
     key = _account_key(pg_url)
     text = "Billing counts characters. Each request is billed on its own."
-    for _ in range(2):  # a retried request is billed again (the seed)
+    for _ in range(2):  # a retried request is billed again (the vendor API contract)
         assert _post(stack, key, {"text": text, "speaker": "joe"}).status_code == 200
     assert _usage_rows(pg_url, key) == [(len(text), "http"), (len(text), "http")]
 

@@ -9,7 +9,7 @@ export const secrets = {
   set adminToken(value) { value ? store.setItem("lector.adminToken", value) : store.removeItem("lector.adminToken"); },
 };
 
-/** An error carrying the API's status and its plain-text message (the seed's words). */
+/** An error carrying the API's status and its plain-text message (the vendor API contract's words). */
 export class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
 }

@@ -1,4 +1,4 @@
-"""PostgreSQL unreachable: the seed's 500 ``Database error``, plain text, quickly."""
+"""PostgreSQL unreachable: the vendor API contract's 500 ``Database error``, plain text, quickly."""
 
 from __future__ import annotations
 

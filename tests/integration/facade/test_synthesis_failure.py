@@ -1,4 +1,4 @@
-"""The seed: an unhandled 500 from the streaming synthesis endpoint is JSON ``{"error": ...}``.
+"""The vendor API contract: an unhandled 500 from the streaming synthesis endpoint is JSON ``{"error": ...}``.
 
 The engine is made to fail by a fault injected into lector's own synthesizer (an engine that
 raises); auth and billing run for real against PostgreSQL."""

@@ -1,4 +1,4 @@
-"""``/textnorm`` when its engine fails: the seed's 502 ``text normalization engine error`` as JSON.
+"""``/textnorm`` when its engine fails: the vendor API contract's 502 ``text normalization engine error`` as JSON.
 
 The normaliser is in-process, so "cannot reach its engine" is simulated by making it raise (a
 fault injected into lector's own code, not a mock of a third party); auth runs for real against

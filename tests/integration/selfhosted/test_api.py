@@ -1,5 +1,5 @@
 """The self-hosted API with the real voice behind a real model service: both response shapes,
-auth, the seed's errors, and the JSON WebSocket on the second port."""
+auth, the vendor API contract's errors, and the JSON WebSocket on the second port."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_the_json_shape_honours_audio_format(api: Api) -> None:
     assert api.post({**BODY, "audioFormat": "flac"}).status_code == 400
 
 
-def test_auth_and_the_seeds_errors(api: Api) -> None:
+def test_auth_and_the_contract_s_errors(api: Api) -> None:
     import httpx
 
     missing = httpx.post(api.url + "/", json=BODY)

@@ -54,7 +54,7 @@ French) 0.148/0.182 -> 0.031/0.041; julien em_alex (Spanish; Kokoro has no Frenc
 development only: with 0.2 jm_kumo 0.328, with 0.2 hf_beta 0.350). The voices still over the target, and
 layla, who meets it on the AVX2 host by 0.013 only and misses it on the Zen 5 host (0.447),
 are held to the measured level plus margin (``SHORTFALL``), so that a
-regression still fails the test, and README says where the target is not met. The rest are
+regression still fails the test, and docs/voices.md says where the target is not met. The rest are
 held to the target itself.
 
 What moved the weak voices, tuned on development sentences of our own
@@ -109,7 +109,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 TARGET = {lang: 0.40 if lang == "ar" else 0.15 for lang in SUPPORTED}
 # Voices that miss the target or meet it too narrowly to rely on (see the docstring): the
-# measured level plus margin, a regression guard, so README and the issue can say the target
+# measured level plus margin, a regression guard, so docs/voices.md can say the target
 # is not met for them. fleur, noura and yusuf are only checked with KOKORO_ASR_VOICES=all.
 # layla reads 0.387 on the AVX2 host, under the 0.40 target by 0.013, and the int8 kernels of
 # another host moved Arabic scores by 0.02 before: her guard is 0.45, so a real regression fails.

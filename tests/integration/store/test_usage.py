@@ -33,7 +33,7 @@ def _rows(session: Session, account_id: uuid.UUID) -> int:
 
 def test_streaming_requests_are_each_billed(db_session: Session) -> None:
     account = _account(db_session)
-    for _ in range(2):  # a retried request is billed again (the seed)
+    for _ in range(2):  # a retried request is billed again (the vendor API contract)
         assert record_usage(
             session=db_session,
             account_id=account.id,

@@ -40,7 +40,7 @@ def _instance(cls: type[Exception]) -> Exception:
     return cls("boom")
 
 
-# class -> (status, body). The seed's messages verbatim where the seed has one.
+# class -> (status, body). The vendor API contract's messages verbatim where it has one.
 ANSWERS: dict[type[Exception], tuple[int, str]] = {
     speech_errors.VoiceNotFound: (400, "speaker nobody is not a voice of model mistv3"),
     speech_errors.ModelNotFound: (400, "modelId nomodel is not supported"),
@@ -62,7 +62,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     scheduler_errors.SourceError: (400, "boom"),
     scheduler_errors.InvalidChapters: (400, "boom"),
 }
-# Failures of ours, not the client's: a 500 that says no more than the seed's "internal error".
+# Failures of ours, not the client's: a 500 that says no more than the vendor API contract's "internal error".
 SERVER_FAILURES: frozenset[type[Exception]] = frozenset({
     speech_errors.SpeechError, speech_errors.CatalogError, speech_errors.PhonemizerError,
     speech_errors.EngineError, speech_errors.WeightsError, speech_errors.AudioError, speech_errors.EncodeError,

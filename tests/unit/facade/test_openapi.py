@@ -1,4 +1,4 @@
-"""``/openapi.json`` documents the hand-parsed bodies, the seed's errors, every Accept value and
+"""``/openapi.json`` documents the hand-parsed bodies, the vendor API contract's errors, every Accept value and
 the WebSockets, and a client built from it would send what the routes accept."""
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ def test_hand_parsed_bodies_have_schemas(spec: dict[str, Any], path: str) -> Non
     schema = operation["requestBody"]["content"]["application/json"]["schema"]
     assert "text" in schema["properties"]
     assert "400" in operation["responses"] and "401" in operation["responses"]
-    assert "422" not in operation["responses"]  # never sent: bad bodies get the seed's 400s
+    assert "422" not in operation["responses"]  # never sent: bad bodies get the vendor API contract's 400s
 
 
-def test_synthesis_lists_every_accept_value_and_the_seed_statuses(spec: dict[str, Any]) -> None:
+def test_synthesis_lists_every_accept_value_and_the_contract_s_statuses(spec: dict[str, Any]) -> None:
     operation = spec["paths"]["/v1/service-tts"]["post"]
     content = operation["responses"]["200"]["content"]
     for accept in ("audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mpeg", "audio/wav", "audio/L16",

@@ -1,4 +1,4 @@
-"""The seed's 400 table, rule by rule, at the parser (the HTTP tests check the same over the wire)."""
+"""The vendor API contract's 400 table, rule by rule, at the parser (the HTTP tests check the same over the wire)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _error(payload: object) -> tuple[int, str]:
         ({"text": "hello", "speaker": "joe", "audioFormat": 3}, "audioFormat must be a string"),
     ],
 )
-def test_seed_400_messages(payload: object, message: str) -> None:
+def test_contract_400_messages(payload: object, message: str) -> None:
     assert _error(payload) == (400, message)
 
 

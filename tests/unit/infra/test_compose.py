@@ -1,4 +1,4 @@
-"""docker-compose.yml, checked offline (Docker cannot run here): the self-hosted profile's pairs."""
+"""docker-compose.yml, checked offline (Docker cannot run here): the cloud stack and the self-hosted profile's pairs."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 import yaml
 
+from lector.settings import Settings
+
 ROOT = Path(__file__).resolve().parents[3]
-SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
+CONTRACT_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
 SELFHOSTED_APIS = {"selfhosted-api": "model", "arcana-api": "arcana-en",
-                   **{f"arcana-{lang}-api": f"arcana-{lang}" for lang in SEED_LANGUAGES}}
+                   **{f"arcana-{lang}-api": f"arcana-{lang}" for lang in CONTRACT_LANGUAGES}}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +62,7 @@ def test_apis_point_at_their_model_by_service_name(compose: dict[str, Any]) -> N
 
 def test_model_services_reserve_every_gpu_and_wait_for_warm_up(compose: dict[str, Any]) -> None:
     models = {name: svc for name, svc in _profiled(compose).items() if svc.get("command", [""])[0] == "model-server"}
-    assert set(models) == {"model", *(f"arcana-{lang}" for lang in SEED_LANGUAGES)}
+    assert set(models) == {"model", *(f"arcana-{lang}" for lang in CONTRACT_LANGUAGES)}
     for name, svc in models.items():
         devices = svc["deploy"]["resources"]["reservations"]["devices"]
         assert devices == [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}], name
@@ -68,7 +70,7 @@ def test_model_services_reserve_every_gpu_and_wait_for_warm_up(compose: dict[str
         assert svc["environment"]["LECTOR_DEVICE"] == "cuda"
         health = svc["healthcheck"]
         assert "/readyz" in " ".join(health["test"])
-        assert int(health["start_period"].rstrip("s")) >= 300  # the seed's ~5 min warm-up
+        assert int(health["start_period"].rstrip("s")) >= 300  # the vendor API contract's ~5 min warm-up
 
 
 def test_host_ports_do_not_clash_between_pairs(compose: dict[str, Any]) -> None:
@@ -84,6 +86,17 @@ def test_usage_spools_are_named_volumes(compose: dict[str, Any]) -> None:
         volume = svc["volumes"][0].split(":")[0]
         assert volume in compose["volumes"]
         assert svc["environment"]["LECTOR_USAGE_SPOOL_DIR"] == svc["volumes"][0].split(":")[1]
+
+
+def test_the_cloud_api_s_usage_outbox_is_on_a_named_volume(compose: dict[str, Any]) -> None:
+    """Usage rows spooled while PostgreSQL is down must outlive the container: the folder where
+    ``lector serve`` puts its outbox (from the service's own settings) lies on a named volume."""
+    api = compose["services"]["api"]
+    port = int(api["command"][api["command"].index("--port") + 1])
+    outbox = Settings(data_dir=Path(api["environment"]["LECTOR_DATA_DIR"]), port=port).usage_outbox_dir
+    volumes = [v.split(":") for v in api.get("volumes", [])]
+    holding = [name for name, target, *_ in volumes if outbox == Path(target) or Path(target) in outbox.parents]
+    assert holding and all(name in compose["volumes"] for name in holding), outbox
 
 
 CLOUD_ROLES = {
@@ -126,9 +139,9 @@ def test_gpu_roles_reserve_every_gpu_and_the_api_uses_the_model_service(compose:
         assert env["LECTOR_S3_ENDPOINT_URL"] == "http://minio:9000"
 
 
-def test_arcana_engine_and_language_packages_are_split_as_the_seed_names_them(compose: dict[str, Any]) -> None:
+def test_arcana_engine_and_language_packages_are_split_as_the_contract_names_them(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    for lang in SEED_LANGUAGES:
+    for lang in CONTRACT_LANGUAGES:
         model, package = services[f"arcana-{lang}"], services[f"arcana-{lang}-package"]
         assert model["image"] == "${LECTOR_REGISTRY:-lector}/engine/arcana:${LECTOR_TAG:-dev}"
         assert package["image"] == f"${{LECTOR_REGISTRY:-lector}}/package/arcana/{lang}:${{LECTOR_TAG:-dev}}"

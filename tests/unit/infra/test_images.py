@@ -1,7 +1,7 @@
 """The self-hosted images: each arcana language package names the catalog's arcana voices of its
 language and carries the weights they load (the engine image carries none), the model service
 reads a package's voice file and loads the package's weights, and one command builds every image
-under the seed's paths with one date-like tag.
+under the vendor API contract's paths with one date-like tag.
 
 Docker cannot run on the development machines, so ``infra/build-images.sh`` is driven with a
 stand-in ``docker`` that records its arguments (a third party that cannot run here)."""
@@ -25,7 +25,7 @@ from speech.voices import Catalog
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ROOT / "infra" / "packages" / "arcana"
-SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
+CONTRACT_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
 PACKAGE_SITE = "/package/site-packages"  # where Dockerfile.package installs and the engine looks
 
 
@@ -52,7 +52,7 @@ def _weights_needed(catalog: Catalog, lang: str) -> set[str]:
     return {re.sub(r"[-_.]+", "-", owners[m][0]).lower() for m in modules}
 
 
-@pytest.mark.parametrize("lang", SEED_LANGUAGES)
+@pytest.mark.parametrize("lang", CONTRACT_LANGUAGES)
 def test_each_language_package_names_the_weights_its_voices_load(lang: str) -> None:
     pins = _pins(PACKAGES / lang / "weights.txt")
     assert set(pins) == _weights_needed(Catalog.load(None), lang)
@@ -126,7 +126,7 @@ def test_the_engine_image_builds_kokoro_s_voice_archive() -> None:
     assert "bash infra/kokoro-voices.sh $(PY)" in (ROOT / "Makefile").read_text()
 
 
-@pytest.mark.parametrize("lang", SEED_LANGUAGES)
+@pytest.mark.parametrize("lang", CONTRACT_LANGUAGES)
 def test_each_language_package_serves_the_catalogs_arcana_voices(lang: str) -> None:
     catalog = Catalog.load(None)
     spec = package_voices(ROOT / "infra" / "packages" / "arcana" / lang / "speakers")
@@ -149,7 +149,7 @@ def _build(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     fake = tmp_path / "docker"
     fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
     fake.chmod(0o755)
-    # `make images`, the one command the README names (it runs infra/build-images.sh)
+    # `make images`, the one command infra/README.md names (it runs infra/build-images.sh)
     return subprocess.run(["make", "-s", "--no-print-directory", "images"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "DOCKER": str(fake), **env}, timeout=60)
 
@@ -162,8 +162,8 @@ def test_one_command_builds_every_image_with_one_date_like_tag(tmp_path: Path) -
     assert len(tags) == 1 and re.fullmatch(r"\d{4}\.\d{2}\.\d{2}", tags.pop())
     names = {image.rsplit(":", 1)[0].removeprefix("registry.example.com/acme/") for image in images}
     assert names == {"lector", "api/service", "engine/arcana", "mist/v2/en",
-                     *(f"package/arcana/{lang}" for lang in SEED_LANGUAGES),
-                     *(f"arcana/v2/{lang}" for lang in SEED_LANGUAGES)}
+                     *(f"package/arcana/{lang}" for lang in CONTRACT_LANGUAGES),
+                     *(f"arcana/v2/{lang}" for lang in CONTRACT_LANGUAGES)}
     calls = (tmp_path / "docker.log").read_text().splitlines()
     assert sum(c.startswith("build ") for c in calls) == len(images)
     assert sorted(c.split()[1] for c in calls if c.startswith("push ")) == sorted(images)

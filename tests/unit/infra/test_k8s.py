@@ -1,5 +1,5 @@
 """Kubernetes manifests, validated offline against the API schemas (``kubernetes-validate``)
-and checked for what the seed asks of a self-hosted pair."""
+and checked for what the vendor API contract asks of a self-hosted pair."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_probes_gpus_and_warm_up(deployment: dict[str, Any]) -> None:
         assert model["livenessProbe"]["httpGet"] == {"path": "/livez", "port": port}
         startup = model["startupProbe"]
         assert startup["httpGet"]["path"] == "/readyz"
-        assert startup["periodSeconds"] * startup["failureThreshold"] >= 300  # the seed's ~5 min
+        assert startup["periodSeconds"] * startup["failureThreshold"] >= 300  # the vendor API contract's ~5 min
         assert model["args"][model["args"].index("--host") + 1] == "0.0.0.0"  # kubelet probes the pod IP
 
 
@@ -111,18 +111,18 @@ def test_usage_spool_is_persistent() -> None:
         assert config["data"]["LECTOR_USAGE_SPOOL_DIR"] == mount["mountPath"]
 
 
-SEED_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
+CONTRACT_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi")
 DATE_TAG = re.compile(r"^\d{4}\.\d{2}\.\d{2}(\.\d+)?$")
 
 
-def test_an_arcana_pair_per_seed_language_each_model_on_8080_in_its_own_pod() -> None:
+def test_an_arcana_pair_per_contract_language_each_model_on_8080_in_its_own_pod() -> None:
     arcana = {d["metadata"]["name"]: d for d in DEPLOYMENTS if d["metadata"]["name"].startswith("lector-arcana-")}
-    assert set(arcana) == {f"lector-arcana-{lang}" for lang in SEED_LANGUAGES}
+    assert set(arcana) == {f"lector-arcana-{lang}" for lang in CONTRACT_LANGUAGES}
     for deployment in DEPLOYMENTS:
         _, models = _containers(deployment)
         assert len(models) == 1, deployment["metadata"]["name"]  # one model container per pod
         assert models[0]["args"][models[0]["args"].index("--port") + 1] == "8080"
-    for lang, name in ((lang, f"lector-arcana-{lang}") for lang in SEED_LANGUAGES):
+    for lang, name in ((lang, f"lector-arcana-{lang}") for lang in CONTRACT_LANGUAGES):
         spec = arcana[name]["spec"]["template"]["spec"]
         _, (model,) = _containers(arcana[name])
         assert model["image"] == "lector-engine-arcana"
@@ -136,13 +136,13 @@ def test_an_arcana_pair_per_seed_language_each_model_on_8080_in_its_own_pod() ->
         assert {"name": "lector-registry"} in spec["imagePullSecrets"]
 
 
-def test_images_follow_the_seed_paths_with_date_like_tags() -> None:
+def test_images_follow_the_contract_s_paths_with_date_like_tags() -> None:
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
     images = {i["name"]: i for i in kustomization["images"]}
     assert images["lector-api"]["newName"].endswith("/api/service")
     assert images["lector-engine-arcana"]["newName"].endswith("/engine/arcana")
     assert images["lector-model-mist-en"]["newName"].endswith("/mist/v2/en")
-    for lang in SEED_LANGUAGES:
+    for lang in CONTRACT_LANGUAGES:
         assert images[f"lector-package-arcana-{lang}"]["newName"].endswith(f"/package/arcana/{lang}")
     for image in images.values():
         assert DATE_TAG.match(image["newTag"]), image

@@ -23,7 +23,7 @@ from speech.errors import UnsupportedFormat
 
 F = AudioFormat
 
-SEED_TABLE = [
+CONTRACT_TABLE = [
     ("audio/webm;codecs=opus", F.WEBM_OPUS),
     ("audio/ogg;codecs=opus", F.OGG_OPUS),
     ("audio/mpeg", F.MP3),
@@ -33,8 +33,8 @@ SEED_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("accept", "fmt"), SEED_TABLE)
-def test_every_seed_accept_value_negotiates_to_its_format(accept: str, fmt: AudioFormat) -> None:
+@pytest.mark.parametrize(("accept", "fmt"), CONTRACT_TABLE)
+def test_every_contract_accept_value_negotiates_to_its_format(accept: str, fmt: AudioFormat) -> None:
     result = negotiate(accept)
     assert result.representation is Representation.AUDIO
     assert result.format is fmt
@@ -157,8 +157,8 @@ def test_every_listed_type_negotiates_back() -> None:
         assert negotiate(value).representation is Representation.AUDIO
 
 
-def test_streaming_formats_are_the_seed_six_in_order() -> None:
-    assert [fmt for _, fmt in SEED_TABLE] == list(STREAMING_FORMATS)
+def test_streaming_formats_are_the_contract_s_six_in_order() -> None:
+    assert [fmt for _, fmt in CONTRACT_TABLE] == list(STREAMING_FORMATS)
     assert not F.FLAC.streamable and not F.M4B.streamable and F.M4B.accept_value is None
 
 

@@ -11,7 +11,7 @@ from speech.text.languages import (
 )
 
 
-def test_the_ten_api_languages_in_seed_order():
+def test_the_ten_api_languages_in_contract_order():
     assert SUPPORTED == ("en", "es", "fr", "pt", "de", "ja", "ar", "hi", "it", "nl")
 
 

@@ -137,7 +137,7 @@ def test_language_is_checked_before_the_speaker(catalog):
 
 
 def test_mismatched_pairing_is_accepted_like_the_vendor(catalog):
-    # The seed: an invalid speaker/lang pairing can be accepted; the voice speaks its language.
+    # The vendor API contract: an invalid speaker/lang pairing can be accepted; the voice speaks its language.
     assert catalog.resolve("coda", "joe", "es").lang == "en"
 
 
