@@ -21,6 +21,8 @@ from xml.etree import ElementTree
 
 from scheduler.chapters import markdown_to_text
 from scheduler.errors import SourceError
+from speech.errors import MalformedXml, UnsafeXml
+from speech.text.xml_safe import parse_element
 
 _NS: Final = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -108,11 +110,15 @@ def _read(archive: zipfile.ZipFile, name: str) -> bytes:
     return archive.read(info)
 
 
-def _xml(data: bytes) -> ElementTree.Element:
+def _xml(data: bytes, name: str) -> ElementTree.Element:
+    """An EPUB's package XML (container, OPF, NCX) through the hardened parser
+    (``speech.text.xml_safe``): an upload is untrusted, and a DTD with entities in it would
+    otherwise grow a small file into gigabytes. XHTML documents go through ``html.parser``,
+    which expands no declared entity at all."""
     try:
-        return ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise SourceError(f"the EPUB has malformed XML: {exc}") from None
+        return parse_element(data, what=f"the EPUB's {name}")
+    except (MalformedXml, UnsafeXml) as exc:
+        raise SourceError(str(exc)) from None
 
 
 def _resolve(base_dir: str, href: str) -> str:
@@ -131,7 +137,7 @@ def _toc_labels(archive: zipfile.ZipFile, opf_dir: str, manifest: dict[str, dict
             labels.setdefault(_resolve(posixpath.dirname(path), href), label)
     elif toc_id and toc_id in manifest:
         path = _resolve(opf_dir, manifest[toc_id]["href"])
-        root = _xml(_read(archive, path))
+        root = _xml(_read(archive, path), posixpath.basename(path))
         for point in root.iter(f"{{{_NS['ncx']}}}navPoint"):
             text = point.find("ncx:navLabel/ncx:text", _NS)
             content = point.find("ncx:content", _NS)
@@ -178,13 +184,13 @@ def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> SourceText:
     except zipfile.BadZipFile:
         raise SourceError("file is not a readable EPUB") from None
     with archive:
-        container = _xml(_read(archive, "META-INF/container.xml"))
+        container = _xml(_read(archive, "META-INF/container.xml"), "container.xml")
         rootfile = container.find("c:rootfiles/c:rootfile", _NS)
         if rootfile is None or not rootfile.get("full-path"):
             raise SourceError("the EPUB names no package document")
         opf_path = rootfile.get("full-path", "")
         opf_dir = posixpath.dirname(opf_path)
-        opf = _xml(_read(archive, opf_path))
+        opf = _xml(_read(archive, opf_path), posixpath.basename(opf_path))
         title = opf.findtext("opf:metadata/dc:title", default=None, namespaces=_NS)
         author = opf.findtext("opf:metadata/dc:creator", default=None, namespaces=_NS)
         manifest = {
