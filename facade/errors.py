@@ -129,6 +129,8 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     scheduler_errors.InvalidWebhookUrl: (400, None),
     scheduler_errors.SourceError: (400, None),
     scheduler_errors.InvalidChapters: (400, None),
+    scheduler_errors.LexiconRefused: (400, None),
+    store_errors.LexiconNotFound: (404, None),
 }
 #: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)
 #: whatever only the catch-all ``Exception`` handler answered.

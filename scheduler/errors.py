@@ -3,7 +3,8 @@
     SchedulerError
     ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
     ├── SourceError           an upload that is not the book it claims to be (a broken EPUB)
-    └── InvalidChapters       chapters given with a job that do not fit its text
+    ├── InvalidChapters       chapters given with a job that do not fit its text
+    └── LexiconRefused        a lexicon name, size or count over the operator's limits
 
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
@@ -29,6 +30,10 @@ class SourceError(SchedulerError):
 class InvalidChapters(SchedulerError, ValueError):
     """A job's given chapters are malformed (the message is the client's). Also a ``ValueError``,
     as the argument checks it is."""
+
+
+class LexiconRefused(SchedulerError):
+    """A lexicon or a request's list of lexicons breaks a rule or a limit (the message is the client's)."""
 
 
 # What a customer reads in a failed job's ``error`` (the API and the webhook): a short list of
