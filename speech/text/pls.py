@@ -211,6 +211,20 @@ def _join_text(segments: list[Segment]) -> list[Segment]:
     return joined
 
 
+def lexicon_matches(text: str, lexicons: Sequence[PronunciationLexicon], lang: str) -> list[tuple[str, Lexeme]]:
+    """Each stretch of ``text`` a lexicon changes, as written, with the lexeme that changes it
+    (what ``/phonemize`` shows)."""
+    matcher = LexiconMatcher(lexicons, lang)
+    if matcher.pattern is None:
+        return []
+    found = []
+    for m in matcher.pattern.finditer(text):
+        lexeme = matcher.lookup(m.group(0))
+        if lexeme is not None:
+            found.append((m.group(0), lexeme))
+    return found
+
+
 def apply_lexicons(segments: Sequence[Segment], lexicons: Sequence[PronunciationLexicon], voice_lang: str) -> list[Segment]:
     """Each text stretch with its language's lexicons applied: graphemes with a phoneme become
     ``PhonemeSegment``s (the written word kept for timings and billing), those with an alias
