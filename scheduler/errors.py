@@ -48,6 +48,7 @@ JOB_ERRORS: dict[type[Exception], str] = {
     speech_errors.EngineError: "synthesis failed",
     speech_errors.AudioError: "audio encoding failed",
     store_errors.ObjectNotFound: "the job's stored text or audio is missing",
+    store_errors.LexiconNotFound: "a lexicon the job uses was deleted",
 }
 JOB_ERROR_INTERNAL = "internal error"
 

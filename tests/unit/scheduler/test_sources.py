@@ -95,7 +95,7 @@ def test_bad_uploads_say_what_is_wrong() -> None:
         read_upload("book.epub", None, b"not a zip")
     with pytest.raises(SourceError, match="UTF-8"):
         read_upload("book.txt", "text/plain", b"\xff\xfe\xfa")
-    with pytest.raises(SourceError, match=r"\.txt, \.md or \.epub"):
+    with pytest.raises(SourceError, match=r"\.txt, \.md, \.ssml or \.epub"):
         read_upload("book.pdf", "application/pdf", b"%PDF")
 
 
