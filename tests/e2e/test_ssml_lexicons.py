@@ -232,3 +232,43 @@ def test_default_lexicons_apply_when_a_request_names_none(stack, pg_url: str) ->
 def test_lexicon_limits_per_request(stack, key: str) -> None:  # type: ignore[no-untyped-def]
     response = _post(stack, key, {"text": "Hi.", "lexicons": [f"l{i}" for i in range(6)]})
     assert (response.status_code, response.text) == (400, "a request names at most 5 lexicons")
+
+
+def test_lexicon_ipa_reaches_kokoro_and_the_openai_route(stack, key: str) -> None:  # type: ignore[no-untyped-def]
+    """Kokoro (``owen`` on coda) maps the lexicon's IPA into its own symbols; the word sounds
+    different with the lexicon than without. The OpenAI route takes ``lexicons`` too (extra_body)."""
+    name = f"kokoro-{uuid.uuid4().hex[:6]}"
+    assert _lexicons(stack, key, "PUT", name, content=_pls(
+        "<lexeme><grapheme>tomato</grapheme><phoneme>təˈmɑːtoʊ təˈmeɪtoʊ təˈmɑːtoʊ</phoneme></lexeme>")).status_code == 201
+    body = {"text": "A tomato.", "speaker": "owen", "modelId": "coda"}
+    plain = _seconds(stack, key, body)
+    tripled = _seconds(stack, key, {**body, "lexicons": [name]})
+    assert tripled > plain + 0.6  # the lexicon's three readings, not the voice's one
+    openai = httpx.post(f"{stack.api_url}/v1/audio/speech", headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                        json={"model": "tts-1", "input": "A tomato.", "voice": "alloy", "response_format": "pcm",
+                              "lexicons": [name]})
+    plain_openai = httpx.post(f"{stack.api_url}/v1/audio/speech", headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                              json={"model": "tts-1", "input": "A tomato.", "voice": "alloy", "response_format": "pcm"})
+    assert openai.status_code == plain_openai.status_code == 200, openai.text
+    assert len(openai.content) > len(plain_openai.content) * 1.3
+
+
+async def test_ws3_takes_lexicons_on_its_query(stack, key: str) -> None:  # type: ignore[no-untyped-def]
+    name = f"ws-{uuid.uuid4().hex[:6]}"
+    assert _lexicons(stack, key, "PUT", name, content=_pls(
+        "<lexeme><grapheme>Nguyen</grapheme><phoneme>wɪn</phoneme></lexeme>")).status_code == 201
+    url = (stack.api_url.replace("http://", "ws://")
+           + f"/ws3?speaker=joe&audioFormat=pcm&samplingRate=16000&segment=never&lexicons={name}")
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+        await ws.send(json.dumps({"text": "Hello Nguyen."}))
+        await ws.send(json.dumps({"operation": "flush"}))
+        events: list[dict[str, Any]] = []
+        while not events or events[-1]["type"] != "done":
+            events.append(json.loads(await asyncio.wait_for(ws.recv(), 60)))
+    stamps = next(e for e in events if e["type"] == "timestamps")["word_timestamps"]
+    assert "Nguyen" in stamps["words"]  # the lexicon's phonemes, shown as the word written
+    bad = stack.api_url.replace("http://", "ws://") + "/ws3?speaker=joe&lexicons=nope"
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        async with websockets.connect(bad, additional_headers={"Authorization": f"Bearer {key}"}):
+            pass
+    assert refused.value.response.status_code == 404
