@@ -45,21 +45,6 @@ class UnitPlan:
     (``speech.text.ssml.Ssml.written``), never its markup."""
 
 
-def plan_units(
-    text: str,
-    lang: str,
-    *,
-    normalize_text: bool = True,
-    pause_between_brackets: bool = False,
-    phonemize_between_brackets: bool = False,
-    inline_speed_alpha: str | Sequence[float] | None = None,
-) -> list[StreamStep]:
-    return plan_request(
-        text, lang, normalize_text=normalize_text, pause_between_brackets=pause_between_brackets,
-        phonemize_between_brackets=phonemize_between_brackets, inline_speed_alpha=inline_speed_alpha,
-    ).units
-
-
 def plan_request(
     text: str,
     lang: str,

@@ -150,8 +150,12 @@ class _Reader:
         if local in TEXT_ONLY and any(isinstance(c, XmlNode) for c in node.children):
             raise SsmlError(f"SSML <{local}> at {node.position} may hold only text")
         ctx = self._with_lang(node, ctx)
-        handler = "_lang_element" if local == "lang" else "_" + local.replace("-", "_")
-        getattr(self, handler)(node, ctx)
+        handlers = {
+            "speak": self._speak, "p": self._p, "s": self._s, "break": self._break, "prosody": self._prosody,
+            "emphasis": self._emphasis, "say-as": self._say_as, "sub": self._sub, "phoneme": self._phoneme,
+            "lang": self._lang_element, "voice": self._voice, "mark": self._mark,
+        }
+        handlers[local](node, ctx)
 
     def children(self, node: XmlNode, ctx: _Context) -> None:
         for child in node.children:

@@ -65,10 +65,6 @@ def add_version(
     return row
 
 
-def count_names(*, session: Session, account_id: uuid.UUID) -> int:
-    return int(session.scalar(select(func.count(func.distinct(Lexicon.name))).where(Lexicon.account_id == account_id)) or 0)
-
-
 def delete_lexicon(*, session: Session, account_id: uuid.UUID, name: str) -> int:
     """Remove every version of the lexicon; ``LexiconNotFound`` when it has none."""
     result = session.execute(delete(Lexicon).where(Lexicon.account_id == account_id, Lexicon.name == name))
