@@ -54,9 +54,13 @@ def store_version(
     if len(content.encode("utf-8", "surrogatepass")) > limits.max_bytes:
         raise LexiconRefused(f"a lexicon is at most {limits.max_bytes} bytes")
     parsed = parse_pls(content)  # LexiconError: a 400 naming the line
-    names = {row.name for row in repo.latest_versions(session=session, account_id=account_id)}
-    if name not in names and len(names) >= limits.per_account:
+    latest = repo.latest_versions(session=session, account_id=account_id)
+    if name not in {row.name for row in latest} and len(latest) >= limits.per_account:
         raise LexiconRefused(f"an account has at most {limits.per_account} lexicons")
+    defaults = {row.name for row in latest if row.is_default} - {name}
+    if is_default and len(defaults) >= limits.per_request:
+        # requests that name none use every default: more than a request may name is refused here
+        raise LexiconRefused(f"an account has at most {limits.per_request} default lexicons")
     return repo.add_version(
         session=session, account_id=account_id, name=name, content=content, lang=parsed.lang,
         lexemes=len(parsed.lexemes), is_default=is_default,
@@ -77,7 +81,7 @@ def for_request(
         if len(set(names)) != len(names):
             raise LexiconRefused("a request names each lexicon once")
     rows = repo.for_request(session=session, account_id=account_id, names=names, versions=versions)
-    return [UsedLexicon(row.name, row.version, parse_pls(row.content)) for row in rows[: limits.per_request]]
+    return [UsedLexicon(row.name, row.version, parse_pls(row.content)) for row in rows]
 
 
 def describe(row: Lexicon, *, with_content: bool = False) -> dict[str, object]:

@@ -58,6 +58,9 @@ def test_limits_names_and_malformed_documents(db_session: Session) -> None:
         store_version(session=db_session, account_id=account, name="a", content=_doc(g=""), limits=limits)
     with pytest.raises(LexiconRefused, match="at most 1 lexicons"):
         for_request(session=db_session, account_id=account, names=["a", "b"], limits=limits)
+    store_version(session=db_session, account_id=account, name="a", content=_doc(), limits=limits, is_default=True)
+    with pytest.raises(LexiconRefused, match="at most 1 default lexicons"):
+        store_version(session=db_session, account_id=account, name="b", content=_doc(), limits=limits, is_default=True)
 
 
 def test_delete_removes_every_version_and_accounts_are_apart(db_session: Session) -> None:
