@@ -21,7 +21,7 @@ from facade.deps import Services
 from facade.limits import BodyLimit
 from facade.loop_watch import LoopWatch
 from facade.request_log import RequestContextMiddleware, bind_path_ids
-from facade.routes import admin, health, jobs, openai_speech, tts, usage, utility, voices, ws
+from facade.routes import admin, health, jobs, lexicons, openai_speech, tts, usage, utility, voices, ws
 
 log = logging.getLogger("lector.facade")
 
@@ -74,6 +74,7 @@ def create_app(
     app.include_router(utility.router)
     app.include_router(admin.router)
     app.include_router(usage.router)
+    app.include_router(lexicons.router)
     console.install(app)
     app.include_router(openai_speech.router)
     app.include_router(health.router)

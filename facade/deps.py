@@ -11,7 +11,7 @@ import functools
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -24,6 +24,7 @@ from facade import errors as e
 from facade.engine_pool import EnginePool
 from facade.thread_pool import ThreadPool
 from scheduler import log_context
+from scheduler.lexicons import LexiconLimits
 from speech.synthesizer import Synthesizer
 
 if TYPE_CHECKING:  # for the fields' types only: nothing here needs them at run time
@@ -84,6 +85,7 @@ class Services:
     blocking_pool: ThreadPool | None = None  # made by open_pools; None: anyio's shared pool
     pool_users: int = 0  # the apps serving with these pools (open_pools)
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
+    lexicon_limits: LexiconLimits = field(default_factory=LexiconLimits)  # LECTOR_LEXICON*
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""

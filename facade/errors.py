@@ -113,6 +113,10 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     speech_errors.VoiceNotFound: (400, None),
     speech_errors.ModelNotFound: (400, None),
     speech_errors.TextError: (400, None),  # markup (inlineSpeedAlpha), {phonemes} for a text-only voice
+    speech_errors.MalformedXml: (400, None),  # SSML or PLS that is not XML: names line and column
+    speech_errors.UnsafeXml: (400, None),  # a DTD, entities, or a document past the parser's limits
+    speech_errors.SsmlError: (400, None),  # names the element or attribute and where it is
+    speech_errors.LexiconError: (400, None),  # names the line and what is wrong
     speech_errors.UnsupportedFormat: (400, None),
     store_errors.InvalidApiKey: (401, INVALID_KEY),
     store_errors.InvalidSubscription: (401, INVALID_SUBSCRIPTION),
@@ -129,6 +133,8 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     scheduler_errors.InvalidWebhookUrl: (400, None),
     scheduler_errors.SourceError: (400, None),
     scheduler_errors.InvalidChapters: (400, None),
+    scheduler_errors.LexiconRefused: (400, None),
+    store_errors.LexiconNotFound: (404, None),
 }
 #: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)
 #: whatever only the catch-all ``Exception`` handler answered.

@@ -7,17 +7,18 @@ same way and raises the same errors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import anyio
 
 from facade import errors as e
 from facade.deps import Principal, Services
-from facade.validation import SynthesisRequest
+from facade.validation import MAX_TEXT_CHARS, SynthesisRequest
+from scheduler.lexicons import UsedLexicon, for_request
 from speech.errors import PhonemesNotSupported
 from speech.synthesizer import Controls
-from speech.units import StreamStep, plan_units
+from speech.units import StreamStep, plan_request
 
 DEFAULT_MODEL = "mistv3"
 DEFAULT_RATE = 24000
@@ -34,6 +35,8 @@ class Plan:
     lang: str
     units: list[StreamStep]
     controls: Controls
+    billed_text: str | None = None  # what is billed; None: the request's text (SSML: only what is spoken)
+    lexicons: list[UsedLexicon] = field(default_factory=list)  # the lexicons applied, with their versions
 
 
 def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> Plan:
@@ -46,18 +49,51 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
     if principal is not None and not principal.may_use(model=requested, endpoint=endpoint):
         raise e.ApiError(403, e.FORBIDDEN)
     lang = voice.lang
-    units = plan_units(  # a TextError (bad markup) is the table's 400
-        req.text, lang, normalize_text=not req.no_text_normalization,
+    lexicons = request_lexicons(services, req, principal)
+    planned = plan_request(  # a TextError (bad markup, SSML, a lexicon) is the table's 400
+        req.text, lang, ssml=req.ssml, lexicons=[used.lexicon for used in lexicons],
+        normalize_text=not req.no_text_normalization,
         pause_between_brackets=req.pause_between_brackets,
         phonemize_between_brackets=req.phonemize_between_brackets,
         inline_speed_alpha=req.inline_speed_alpha,
     )
-    if not units:  # only characters that normalise away (control characters, spaces)
+    if req.ssml and len(planned.billed_text) > MAX_TEXT_CHARS:
+        raise e.ApiError(400, e.TEXT_TOO_LONG)
+    units = voiced_units(services, planned.units, model_id, lang)
+    if not any(unit.text or unit.phonemes for unit in units):  # only characters that normalise away
         raise e.ApiError(400, e.TEXT_EMPTY)
-    if any(unit.phonemes for unit in units) and not services.synthesizer.speaks_phonemes(voice):
-        raise PhonemesNotSupported(req.speaker)
+    for unit in units:
+        speaker = unit.voice or voice
+        if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.synthesizer.speaks_phonemes(speaker):
+            raise PhonemesNotSupported(unit.speaker or req.speaker)
     controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
-    return Plan(model_id, requested, voice, lang, units, controls)
+    return Plan(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
+
+
+def request_lexicons(services: Services, req: SynthesisRequest, principal: Principal | None) -> list[UsedLexicon]:
+    """The lexicons the request names, or its account's defaults. Deployments without accounts
+    (self-hosted) have none to name."""
+    account_id = principal.account_id if principal is not None else None
+    if account_id is None or services.session_factory is None:
+        if req.lexicons:
+            raise e.ApiError(400, "lexicons are not available on this deployment")
+        return []
+    with services.session_factory() as session:
+        return for_request(session=session, account_id=account_id, names=req.lexicons, limits=services.lexicon_limits)
+
+
+def voiced_units(services: Services, units: list[StreamStep], model_id: str, lang: str) -> list[StreamStep]:
+    """SSML ``voice`` switches resolved through the catalog: another voice of the same model (an
+    unknown one is the table's 400, as an unknown speaker is)."""
+    resolved: dict[str, Any] = {}
+    out = []
+    for unit in units:
+        if unit.speaker:
+            if unit.speaker not in resolved:
+                resolved[unit.speaker] = services.catalog.resolve(model_id, unit.speaker, lang)
+            unit = replace(unit, voice=resolved[unit.speaker])
+        out.append(unit)
+    return out
 
 
 T = TypeVar("T")

@@ -65,7 +65,8 @@ def record(
     request_id: str,
     continues: bool = False,
 ) -> None:
-    characters = billed_share(req.text, stats.sentences, len(plan.units), continues=continues)
+    text = plan.billed_text if plan.billed_text is not None else req.text
+    characters = billed_share(text, stats.sentences, len(plan.units), continues=continues)
     if characters:
         CHARACTERS_BILLED.labels(plan.requested_model, transport).inc(characters)
     if characters and services.usage_sink is not None:

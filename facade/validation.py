@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from facade import errors as e
+from speech.text.ssml import looks_like_ssml
 
 MAX_TEXT_CHARS = 1000
 TIME_SCALE_MIN, TIME_SCALE_MAX = 0.4, 2.5
 SPEED_MIN, SPEED_MAX = 0.1, 10.0
 RATE_MIN, RATE_MAX = 4000, 96000
 RATE_RANGE = f"samplingRate must be between {RATE_MIN} and {RATE_MAX}"
+SSML_MARKUP_FACTOR = 10
+"""An SSML document may be this many times the text limit: the limit applies to what is spoken
+(``facade.plans.resolve`` checks it), and markup must not eat it."""
+TEXT_TYPES = ("text", "ssml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,10 @@ class SynthesisRequest:
     pause_between_brackets: bool = False
     phonemize_between_brackets: bool = False
     inline_speed_alpha: str | None = None
+    ssml: bool = False
+    """``text`` is a ``<speak>`` document (``textType: "ssml"``, or text starting ``<speak``)."""
+    lexicons: tuple[str, ...] | None = None
+    """The lexicons named by the request, in order; ``None``: the account's defaults."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -94,7 +103,8 @@ def parse_request(
         raise e.ApiError(400, e.TEXT_NOT_STRING)
     if not text.strip():  # only whitespace has nothing to say either
         raise e.ApiError(400, e.TEXT_EMPTY)
-    if max_chars is not None and len(text) > max_chars:
+    ssml = parse_text_type(payload.get("textType"), text)
+    if max_chars is not None and len(text) > max_chars * (SSML_MARKUP_FACTOR if ssml else 1):
         raise e.ApiError(400, e.TEXT_TOO_LONG)
     if "speaker" not in payload or payload["speaker"] is None:
         raise e.ApiError(400, e.SPEAKER_REQUIRED)
@@ -133,4 +143,27 @@ def parse_request(
         pause_between_brackets=_bool(payload.get("pauseBetweenBrackets")),
         phonemize_between_brackets=_bool(payload.get("phonemizeBetweenBrackets")),
         inline_speed_alpha=inline,
+        ssml=ssml,
+        lexicons=parse_lexicon_names(payload.get("lexicons")),
     )
+
+
+def parse_text_type(value: Any, text: str) -> bool:
+    """Whether the text is SSML: ``textType: "ssml"``, or no ``textType`` and text that starts
+    with ``<speak``; ``textType: "text"`` keeps such a text plain."""
+    if value is None:
+        return looks_like_ssml(text)
+    if value not in TEXT_TYPES:
+        raise e.ApiError(400, 'textType must be "text" or "ssml"')
+    return bool(value == "ssml")
+
+
+def parse_lexicon_names(value: Any) -> tuple[str, ...] | None:
+    """``lexicons``: a list of lexicon names (a comma-separated string on a WebSocket's query)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [name.strip() for name in value.split(",") if name.strip()]
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise e.ApiError(400, "lexicons must be a list of lexicon names")
+    return tuple(value)

@@ -24,6 +24,7 @@ from lector.wiring import (
     resolved_database_url,
     resolved_redis_url,
 )
+from scheduler.lexicons import LexiconLimits
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 
 
@@ -55,6 +56,10 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         engine_slots=engine_slots_for(settings),
         blocking_slots=settings.blocking_threads,
         stall_after_s=settings.stall_after_s,
+        lexicon_limits=LexiconLimits(
+            per_account=settings.lexicons_per_account, max_bytes=settings.lexicon_max_bytes,
+            per_request=settings.lexicons_per_request,
+        ),
     )
 
     def close() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from lector.commands import accounts, admin, jobs, keys, model_server
+from lector.commands import accounts, admin, jobs, keys, lexicons, model_server
 from lector.commands import license as license_commands
 from lector.settings import Settings
 
@@ -17,6 +17,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="lector text-
 app.add_typer(accounts.app, name="accounts", help="Customer accounts")
 app.add_typer(keys.app, name="keys", help="API keys")
 app.add_typer(jobs.app, name="jobs", help="Book jobs")
+app.add_typer(lexicons.app, name="lexicons", help="Pronunciation lexicons (W3C PLS)")
 app.add_typer(admin.app, name="admin", help="Admin reports")
 app.add_typer(license_commands.app, name="license", help="Self-hosted licences (vendor side)")
 app.command("model-server")(model_server.command)

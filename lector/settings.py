@@ -158,6 +158,11 @@ class Settings(_Checked):
         16, ge=1, description="the API's threads for blocking calls (database, object store, Redis), all started before serving"
     )
 
+    # Pronunciation lexicons (W3C PLS), per account
+    lexicons_per_account: int = Field(100, ge=0, description="named lexicons an account may store")
+    lexicon_max_bytes: int = Field(100_000, gt=0, description="bytes of one PLS document")
+    lexicons_per_request: int = Field(5, ge=0, description="lexicons one request may name")
+
     # Jobs
     visibility_timeout_s: int = Field(1800, description="longer than the longest task, or healthy tasks run twice")
     stall_after_s: int = Field(300, description="the reaper re-sends work of a job unchanged this long")

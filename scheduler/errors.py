@@ -3,7 +3,8 @@
     SchedulerError
     ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
     ├── SourceError           an upload that is not the book it claims to be (a broken EPUB)
-    └── InvalidChapters       chapters given with a job that do not fit its text
+    ├── InvalidChapters       chapters given with a job that do not fit its text
+    └── LexiconRefused        a lexicon name, size or count over the operator's limits
 
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
@@ -31,6 +32,10 @@ class InvalidChapters(SchedulerError, ValueError):
     as the argument checks it is."""
 
 
+class LexiconRefused(SchedulerError):
+    """A lexicon or a request's list of lexicons breaks a rule or a limit (the message is the client's)."""
+
+
 # What a customer reads in a failed job's ``error`` (the API and the webhook): a short list of
 # our own sentences. The exception itself, which may carry SQL, a path or a traceback's last
 # line, goes to the worker's log only.
@@ -43,6 +48,7 @@ JOB_ERRORS: dict[type[Exception], str] = {
     speech_errors.EngineError: "synthesis failed",
     speech_errors.AudioError: "audio encoding failed",
     store_errors.ObjectNotFound: "the job's stored text or audio is missing",
+    store_errors.LexiconNotFound: "a lexicon the job uses was deleted",
 }
 JOB_ERROR_INTERNAL = "internal error"
 

@@ -50,17 +50,21 @@ class JobSpec:
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
+    lexicons: list[dict[str, Any]] | None = None  # [{"name", "version"}]: the lexicons it uses, pinned
 
     def params(self) -> dict[str, Any]:
         params = asdict(self)
         params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope"):
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
         return params
 
     def request_hash(self) -> str:
-        canonical = json.dumps({"text": self.text, **self.params()}, sort_keys=True, ensure_ascii=False)
+        params = self.params()
+        if "lexicons" in params:  # the names asked for, not the versions they had: a retry after a
+            params["lexicons"] = [entry["name"] for entry in params["lexicons"]]  # PUT is the same request
+        canonical = json.dumps({"text": self.text, **params}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 

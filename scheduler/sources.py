@@ -13,6 +13,7 @@ import io
 import posixpath
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, Final
@@ -21,6 +22,10 @@ from xml.etree import ElementTree
 
 from scheduler.chapters import markdown_to_text
 from scheduler.errors import SourceError
+from speech.errors import MalformedXml, SsmlError, UnsafeXml
+from speech.text.markup import TextSegment
+from speech.text.ssml import ALLOWED, parse_ssml
+from speech.text.xml_safe import XmlNode, parse_element, parse_nodes
 
 _NS: Final = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -108,11 +113,15 @@ def _read(archive: zipfile.ZipFile, name: str) -> bytes:
     return archive.read(info)
 
 
-def _xml(data: bytes) -> ElementTree.Element:
+def _xml(data: bytes, name: str) -> ElementTree.Element:
+    """An EPUB's package XML (container, OPF, NCX) through the hardened parser
+    (``speech.text.xml_safe``): an upload is untrusted, and a DTD with entities in it would
+    otherwise grow a small file into gigabytes. XHTML documents go through ``html.parser``,
+    which expands no declared entity at all."""
     try:
-        return ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise SourceError(f"the EPUB has malformed XML: {exc}") from None
+        return parse_element(data, what=f"the EPUB's {name}")
+    except (MalformedXml, UnsafeXml) as exc:
+        raise SourceError(str(exc)) from None
 
 
 def _resolve(base_dir: str, href: str) -> str:
@@ -131,7 +140,7 @@ def _toc_labels(archive: zipfile.ZipFile, opf_dir: str, manifest: dict[str, dict
             labels.setdefault(_resolve(posixpath.dirname(path), href), label)
     elif toc_id and toc_id in manifest:
         path = _resolve(opf_dir, manifest[toc_id]["href"])
-        root = _xml(_read(archive, path))
+        root = _xml(_read(archive, path), posixpath.basename(path))
         for point in root.iter(f"{{{_NS['ncx']}}}navPoint"):
             text = point.find("ncx:navLabel/ncx:text", _NS)
             content = point.find("ncx:content", _NS)
@@ -178,13 +187,13 @@ def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> SourceText:
     except zipfile.BadZipFile:
         raise SourceError("file is not a readable EPUB") from None
     with archive:
-        container = _xml(_read(archive, "META-INF/container.xml"))
+        container = _xml(_read(archive, "META-INF/container.xml"), "container.xml")
         rootfile = container.find("c:rootfiles/c:rootfile", _NS)
         if rootfile is None or not rootfile.get("full-path"):
             raise SourceError("the EPUB names no package document")
         opf_path = rootfile.get("full-path", "")
         opf_dir = posixpath.dirname(opf_path)
-        opf = _xml(_read(archive, opf_path))
+        opf = _xml(_read(archive, opf_path), posixpath.basename(opf_path))
         title = opf.findtext("opf:metadata/dc:title", default=None, namespaces=_NS)
         author = opf.findtext("opf:metadata/dc:creator", default=None, namespaces=_NS)
         manifest = {
@@ -229,14 +238,51 @@ def decode_text(data: bytes) -> str:
 _MD_NAMES: Final = re.compile(r"\.(md|markdown)$", re.IGNORECASE)
 
 
+JOB_SSML_ELEMENTS: Final = frozenset({"speak", "p", "s", "say-as", "sub"})
+"""What a job's SSML may hold so far: the elements that change the words, not how they sound."""
+
+
+def ssml_to_text(document: str, lang: str) -> str:
+    """A ``<speak>`` document as a job's text: paragraphs kept, ``say-as`` and ``sub`` read.
+    Elements that change how the words sound (``break``, ``prosody``, ``phoneme``, ``voice``...)
+    are refused with their position, not dropped: the batch engine does not carry them yet."""
+    for node in _walk(parse_nodes(document, what="SSML")):
+        local = node.tag.rsplit("}", 1)[-1]
+        if local in ALLOWED and local not in JOB_SSML_ELEMENTS:
+            raise SsmlError(
+                f"SSML <{local}> at {node.position} is not supported in jobs yet "
+                f"(jobs take {', '.join(sorted(JOB_SSML_ELEMENTS))}; /v1/service-tts takes all)"
+            )
+    paragraphs: list[str] = [""]
+    for segment in parse_ssml(document, voice_lang=lang).segments:
+        if isinstance(segment, TextSegment):
+            paragraphs[-1] += segment.text if not paragraphs[-1] else " " + segment.text.strip()
+        else:  # the pause after a paragraph
+            paragraphs.append("")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+
+
+def _walk(node: XmlNode) -> Iterator[XmlNode]:
+    yield node
+    for child in node.children:
+        if isinstance(child, XmlNode):
+            yield from _walk(child)
+
+
+_SSML_NAMES: Final = re.compile(r"\.(ssml|xml)$", re.IGNORECASE)
+
+
 def read_upload(filename: str, content_type: str | None, data: bytes, *, skip_front_matter: bool = False) -> SourceText:
-    """An uploaded file as a book; the kind is told by the name's extension, else the media type."""
+    """An uploaded file as a book; the kind is told by the name's extension, else the media type.
+    An SSML file (``.ssml``) is its document as text: the request reads it as SSML."""
     name = (filename or "").lower()
     kind = (content_type or "").split(";")[0].strip().lower()
+    if _SSML_NAMES.search(name) or kind == "application/ssml+xml":
+        return SourceText(decode_text(data))
     if name.endswith(".epub") or kind == "application/epub+zip":
         return epub_to_book(data, skip_front_matter=skip_front_matter)
     if _MD_NAMES.search(name) or kind in ("text/markdown", "text/x-markdown"):
         return SourceText(markdown_to_text(decode_text(data)))
     if name.endswith(".txt") or kind.startswith("text/") or not name:
         return SourceText(decode_text(data))
-    raise SourceError("file must be a .txt, .md or .epub file")
+    raise SourceError("file must be a .txt, .md, .ssml or .epub file")

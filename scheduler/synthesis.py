@@ -18,9 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import chunk_audio_key, chunk_meta_key
-from speech.synthesizer import Controls, Synthesizer, prepare
+from speech.synthesizer import Controls, Synthesizer
+from speech.text.pls import PronunciationLexicon
 from speech.types import AudioChunk
+from speech.units import plan_request
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.db.session import SessionFactory
@@ -86,6 +89,36 @@ def _store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces:
     return duration
 
 
+def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: dict[str, Any]) -> list[PronunciationLexicon]:
+    """The lexicons a job recorded at submission, at the versions it recorded: a rerun or a
+    redelivered task reads the book exactly as the first run did, whatever was PUT since."""
+    pinned = params.get("lexicons") or []
+    if not pinned:
+        return []
+    with sessions() as session:
+        used = for_request(
+            session=session, account_id=account_id, names=[p["name"] for p in pinned],
+            versions={p["name"]: p["version"] for p in pinned}, limits=LexiconLimits(per_request=len(pinned)),
+        )
+    return [u.lexicon for u in used]
+
+
+def _render_group(
+    synthesizer: Synthesizer, voice: Any, controls: Controls, group: list[tuple[int, str]], lang: str,
+    normalize_text: bool, lexicons: list[PronunciationLexicon],
+) -> list[tuple[int, str, list[AudioChunk]]]:
+    """Each chunk's audio pieces, one per unit. The text units of the whole group go to the engine
+    in one batched call; units a lexicon turned into phonemes are spoken one by one between them."""
+    per_chunk = [plan_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units for _, text in group]
+    flat = [u.text for units in per_chunk for u in units if not u.phonemes]
+    audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
+    work: list[tuple[int, str, list[AudioChunk]]] = []
+    for (index, text), units in zip(group, per_chunk, strict=True):
+        pieces = [synthesizer.render(voice, u, controls) if u.phonemes else next(audio) for u in units]
+        work.append((index, text, pieces))
+    return work
+
+
 def synthesize_batch(
     *,
     sessions: SessionFactory,
@@ -114,20 +147,14 @@ def synthesize_batch(
     )
     lang = params["lang"]
     normalize_text = params.get("normalize", True)
+    lexicons = job_lexicons(sessions, account_id, params)
     produced = billed = 0
     for group in _groups(todo, group_chars):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != "running":
             return BatchResult(produced, False, canceled=True, billed=billed, model=params["model_id"])
-        per_chunk = [prepare(text, lang, normalize_text=normalize_text) for _, text in group]
-        flat = [s for sentences in per_chunk for s in sentences]
-        audio = synthesizer.synthesize(voice, flat, controls) if flat else []
-        rate = audio[0].sample_rate if audio else synthesizer.engine(voice).sample_rate
-        cursor = 0
-        work: list[tuple[int, str, list[AudioChunk]]] = []
-        for (index, text), sentences in zip(group, per_chunk, strict=True):
-            work.append((index, text, audio[cursor : cursor + len(sentences)]))
-            cursor += len(sentences)
+        work = _render_group(synthesizer, voice, controls, group, lang, normalize_text, lexicons)
+        rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(voice).sample_rate)
         # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
         with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
             durations = list(

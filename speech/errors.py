@@ -6,7 +6,11 @@
     ├── LanguageNotSupported     lang outside the model's (or voice's) languages
     ├── CatalogError             the voice catalog file is malformed (names the bad entry)
     ├── TextError
-    │   └── PhonemesNotSupported `{phonemes}` for a voice whose engine takes only text
+    │   ├── PhonemesNotSupported `{phonemes}` for a voice whose engine takes only text
+    │   ├── MalformedXml         SSML or PLS that is not well-formed XML (names line and column)
+    │   ├── UnsafeXml            a hostile document: a DTD, entities, or past a size/shape limit
+    │   ├── SsmlError            SSML lector does not support or cannot read (names it, and where)
+    │   └── LexiconError         a PLS lexicon that is malformed (names the line and the fault)
     ├── PhonemizerError          eSpeak NG failed or is unavailable
     ├── WireError                (speech.wire) a model-service request or frame stream out of format
     ├── EngineError              inference failed (torch or weight loading)
@@ -63,6 +67,24 @@ class PhonemesNotSupported(TextError):
     def __init__(self, speaker: str) -> None:
         super().__init__(f"speaker {_cut(speaker)} does not accept phonemes between brackets")
         self.speaker = speaker
+
+
+class MalformedXml(TextError):
+    """Not well-formed XML; the message names the line and column."""
+
+
+class UnsafeXml(TextError):
+    """A document refused before or while it was parsed: a DTD, entities, or past a limit
+    (``speech.text.xml_safe.XmlLimits``). The message says which and where."""
+
+
+class SsmlError(TextError):
+    """An SSML element, attribute or value lector does not support; the message names it and
+    its position: nothing in a document is dropped silently."""
+
+
+class LexiconError(TextError):
+    """A PLS lexicon lector cannot use; the message names the line and what is wrong."""
 
 
 class PhonemizerError(SpeechError):

@@ -44,10 +44,18 @@ def pcm_stream(
 ) -> Generator[AudioChunk, None, None]:
     """Resampled audio chunks at ``sample_rate``, one per unit, timings on the stream clock."""
     resampler: StreamResampler | None = None
+    source_rate = 0
     for unit in units:
         source = synthesizer.render(voice, unit, controls)
+        if resampler is not None and source.sample_rate != source_rate:
+            # an SSML voice switch to an engine of another rate: finish the old resampler's tail
+            tail = resampler.flush()
+            if len(tail):
+                yield AudioChunk(tail.astype(np.float32), sample_rate, "", [])
+            resampler = None
         if resampler is None:
             resampler = StreamResampler(source.sample_rate, sample_rate)
+            source_rate = source.sample_rate
         samples = resampler.process(source.samples)
         words = _shift(source.words, stats.audio_seconds)
         stats.sentences += 1

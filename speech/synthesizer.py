@@ -20,7 +20,7 @@ from speech.engines.base import Engine
 from speech.errors import PhonemesNotSupported
 from speech.text import normalize, split_sentences
 from speech.text.kana import to_kana
-from speech.types import AudioChunk, SynthesisOptions
+from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
 EngineLoader = Callable[[Any], Engine]
 
@@ -67,6 +67,24 @@ def prepare(text: str, lang: str, *, normalize_text: bool = True) -> list[str]:
         if sentence:
             sentences.append(sentence)
     return sentences
+
+
+def _written(chunk: AudioChunk, word: str) -> AudioChunk:
+    """Phonemes spoken for a written word (SSML ``phoneme``, a lexicon, a language switch): the
+    timings show the word as written, not the IPA."""
+    if not word or not chunk.words:
+        return chunk
+    start, end = chunk.words[0].start, chunk.words[-1].end
+    return replace(chunk, words=[WordTiming(word, start, end)])
+
+
+def _foreign_ipa(text: str, lang: str) -> str:
+    """Text of another language than the voice's (SSML ``lang``), as eSpeak NG's IPA for that
+    language: the voice then says the words with their own language's sounds."""
+    from speech.text.languages import espeak_voice
+    from speech.text.phonemize import default_phonemizer
+
+    return default_phonemizer().phonemize(text, espeak_voice(lang))
 
 
 class Synthesizer:
@@ -116,16 +134,31 @@ class Synthesizer:
                 yield from self.synthesize(voice, [sentence], controls)
 
     def render(self, voice: Any, unit: Any, controls: Controls) -> AudioChunk:
-        """One stream unit (see ``speech.units``): a sentence, a pause, or raw phonemes."""
+        """One stream unit (see ``speech.units``): a sentence, a pause, raw phonemes or a mark,
+        in the unit's own voice when SSML switched it, at its rate and level."""
+        voice = getattr(unit, "voice", None) or voice
         engine = self.engine(voice)
-        if unit.pause_ms:
+        if unit.pause_ms or getattr(unit, "mark", ""):
             silence = np.zeros(int(engine.sample_rate * unit.pause_ms / 1000), dtype=np.float32)
-            return AudioChunk(silence, engine.sample_rate, "", [])
+            marks = [WordTiming(unit.mark, 0.0, 0.0)] if getattr(unit, "mark", "") else []
+            return AudioChunk(silence, engine.sample_rate, "", marks)
         if unit.speed is not None:
             controls = replace(controls, speed_alpha=unit.speed)
+        rate = getattr(unit, "rate", None)
+        if rate:
+            controls = replace(controls, time_scale=controls.time_scale / rate)
+        lang = getattr(unit, "lang", None)
         if unit.phonemes:
-            return self.synthesize_phonemes(voice, [unit.phonemes], controls)[0]
-        return self.synthesize(voice, [unit.text], controls)[0]
+            chunk = self.synthesize_phonemes(voice, [unit.phonemes], controls)[0]
+            chunk = _written(chunk, getattr(unit, "word", ""))
+        elif lang and lang != getattr(voice, "lang", lang):
+            chunk = _written(self.synthesize_phonemes(voice, [_foreign_ipa(unit.text, lang)], controls)[0], unit.text)
+        else:
+            chunk = self.synthesize(voice, [unit.text], controls)[0]
+        gain_db = getattr(unit, "gain_db", 0.0)
+        if gain_db:
+            chunk = replace(chunk, samples=(chunk.samples * np.float32(10 ** (gain_db / 20))).clip(-1.0, 1.0))
+        return chunk
 
     def synthesize_phonemes(
         self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None

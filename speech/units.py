@@ -1,49 +1,94 @@
-"""What a streamed request is made of, in order: sentences to speak, pauses, raw phonemes.
+"""What a streamed request is made of, in order: sentences to speak, pauses, raw phonemes, marks.
 
 The vendor's inline markup (``<200>`` pauses, ``{phonemes}``, ``[word]`` at its own speed) is
-parsed only when its flag is on; otherwise the text is plain and each sentence is one unit.
+parsed only when its flag is on; otherwise the text is plain and each sentence is one unit. An
+SSML document (``speech.text.ssml``) gives the same kinds of units, each with how it is voiced
+(rate, level, language, voice). Pronunciation lexicons (``speech.text.pls``) apply to the text
+stretches before they are normalised, so graphemes are matched as the customer wrote them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from speech.synthesizer import prepare
-from speech.text import PauseSegment, PhonemeSegment, TextSegment, parse_markup
+from speech.text import PauseSegment, PhonemeSegment, Segment, TextSegment, parse_markup
+from speech.text.markup import MarkSegment
+from speech.text.pls import PronunciationLexicon, apply_lexicons
+from speech.text.ssml import parse_ssml
 
 
 @dataclass(frozen=True, slots=True)
 class StreamStep:
-    """One step of a stream: exactly one of ``text``, ``pause_ms`` or ``phonemes`` is set."""
+    """One step of a stream: exactly one of ``text``, ``pause_ms``, ``phonemes`` or ``mark`` is set."""
 
     text: str = ""
     pause_ms: int = 0
     phonemes: str = ""
     speed: float | None = None  # an inline speedAlpha for this stretch; None: the request's
+    word: str = ""  # what ``phonemes`` say as written (SSML phoneme, a lexicon): shown in timings
+    rate: float | None = None  # an SSML rate factor (2.0 twice as fast), on top of the request's speed
+    gain_db: float = 0.0  # SSML volume/emphasis: a gain on the audio as made
+    lang: str | None = None  # SSML lang: the text's language when it is not the voice's
+    speaker: str | None = None  # SSML voice: another voice of the model, by name
+    voice: Any = None  # that voice, resolved by the caller through the catalog
+    mark: str = ""  # an SSML mark: no audio, its name in the word timings
 
 
-def plan_units(
+@dataclass(frozen=True, slots=True)
+class UnitPlan:
+    units: list[StreamStep]
+    billed_text: str
+    """The text billed for the request: the request's text, or for SSML only what is spoken
+    (``speech.text.ssml.Ssml.written``), never its markup."""
+
+
+def plan_request(
     text: str,
     lang: str,
     *,
+    ssml: bool = False,
+    lexicons: Sequence[PronunciationLexicon] = (),
     normalize_text: bool = True,
     pause_between_brackets: bool = False,
     phonemize_between_brackets: bool = False,
     inline_speed_alpha: str | Sequence[float] | None = None,
-) -> list[StreamStep]:
-    segments = parse_markup(
-        text,
-        pause_between_brackets=pause_between_brackets,
-        phonemize_between_brackets=phonemize_between_brackets,
-        inline_speed_alpha=inline_speed_alpha or None,
-    )
+) -> UnitPlan:
+    """The request's units; ``ssml``: ``text`` is a ``<speak>`` document (the bracket markup
+    flags then do not apply: SSML has its own elements for all three)."""
+    segments: list[Segment]
+    if ssml:
+        document = parse_ssml(text, voice_lang=lang)
+        segments, billed = document.segments, document.written
+    else:
+        segments = parse_markup(
+            text,
+            pause_between_brackets=pause_between_brackets,
+            phonemize_between_brackets=phonemize_between_brackets,
+            inline_speed_alpha=inline_speed_alpha or None,
+        )
+        billed = text
+    segments = apply_lexicons(segments, lexicons, lang)
+    return UnitPlan(_steps(segments, lang, normalize_text), billed)
+
+
+def _steps(segments: Sequence[Segment], lang: str, normalize_text: bool) -> list[StreamStep]:
     units: list[StreamStep] = []
     for segment in segments:
         if isinstance(segment, PauseSegment):
             units.append(StreamStep(pause_ms=segment.ms))
+        elif isinstance(segment, MarkSegment):
+            units.append(StreamStep(mark=segment.name))
         elif isinstance(segment, PhonemeSegment):
-            units.append(StreamStep(phonemes=segment.phonemes))
+            v = segment.voicing
+            units.append(StreamStep(phonemes=segment.phonemes, word=segment.word, rate=v.rate, gain_db=v.gain_db,
+                                    speaker=v.voice))
         elif isinstance(segment, TextSegment):
-            units.extend(StreamStep(text=s, speed=segment.speed) for s in prepare(segment.text, lang, normalize_text=normalize_text))
+            v = segment.voicing
+            units.extend(
+                StreamStep(text=s, speed=segment.speed, rate=v.rate, gain_db=v.gain_db, lang=v.lang, speaker=v.voice)
+                for s in prepare(segment.text, v.lang or lang, normalize_text=normalize_text)
+            )
     return units

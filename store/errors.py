@@ -13,6 +13,7 @@ per adapter and re-raised from these. No HTTP statuses here.
     ├── AccountNotFound
     ├── AccountExists
     ├── JobNotFound
+    ├── LexiconNotFound          no lexicon (or no such version) of that name for the account
     ├── IdempotencyConflict      same Idempotency-Key, different request body
     └── InvalidArgument          a value the store refuses; the message is the caller's
 """
@@ -68,6 +69,12 @@ class AccountExists(StoreError):
 
 class JobNotFound(StoreError):
     pass
+
+
+class LexiconNotFound(StoreError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"lexicon {name[:64]!r} not found")
+        self.name = name
 
 
 class IdempotencyConflict(StoreError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from dataclasses import replace
 from typing import Any, Final
 
 from fastapi import APIRouter, Header, Query, Request
@@ -27,8 +28,10 @@ from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
+from scheduler.lexicons import for_request
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
+from scheduler.sources import ssml_to_text as job_text_from_ssml
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
@@ -63,6 +66,7 @@ def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, 
         "modelId": params.get("model_id"),
         "title": params.get("title"),
         "author": params.get("author"),
+        "lexicons": params.get("lexicons") or [],
         "expired": retention.is_expired(job),
         "error": job.error,
     }
@@ -189,13 +193,15 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     requested = req.model_id or DEFAULT_MODEL
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
+    text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
     return intake.JobSpec(
-        text=req.text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
+        text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
         title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
         skip_front_matter=skip, chapters=chapters, pauses=_pauses(payload.get("pauses")),
         loudness_lufs=_loudness(payload.get("loudness")),
         loudness_scope=_loudness_scope(payload.get("loudnessScope")),
+        lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
     )
 
 
@@ -250,6 +256,12 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
 
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
     with session_for(services) as session:
+        # The lexicons named (or the account's defaults) at their versions now: the job records
+        # them, so its chunks, a redelivery and a rerun all read the book the same way.
+        names = [entry["name"] for entry in spec.lexicons] if spec.lexicons is not None else None
+        used = for_request(session=session, account_id=configured(principal.account_id), names=names,
+                           limits=services.lexicon_limits)
+        spec = replace(spec, lexicons=[{"name": u.name, "version": u.version} for u in used] or None)
         job, created, messages = lifecycle.submit(  # InvalidWebhookUrl: the table's 400
             session=session, objects=services.objects, account_id=configured(principal.account_id), spec=spec,
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,

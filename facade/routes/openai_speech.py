@@ -29,7 +29,7 @@ from facade.openai_compat import (
 from facade.plans import Plan, in_engine_thread, resolve
 from facade.routes.tts import audio_stream
 from facade.usage import record
-from facade.validation import SynthesisRequest
+from facade.validation import SynthesisRequest, parse_lexicon_names
 from speech.audio import encode_whole
 from speech.errors import SpeechError
 from speech.streaming import StreamStats, pcm_stream
@@ -53,7 +53,7 @@ async def audio_speech(request: Request, services: ServicesDep) -> Response:
     model_id = lector_model(model)
     speaker = lector_speaker(voice, model_id)
     req = SynthesisRequest(text=text, speaker=speaker, model_id=model_id, lang=_voice_lang(services, model_id, speaker),
-                           time_scale=time_scale(speed))
+                           time_scale=time_scale(speed), lexicons=parse_lexicon_names(payload.get("lexicons")))
     plan = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
     output = OUTPUT_FORMATS[fmt_name]
     if output.streamed:

@@ -14,10 +14,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from facade import errors as e
-from facade.deps import PrincipalDep, ServicesDep
-from facade.validation import parse_json_body
+from facade.deps import PrincipalDep, Services, ServicesDep
+from facade.plans import request_lexicons
+from facade.validation import SynthesisRequest, parse_json_body, parse_lexicon_names
+from scheduler.lexicons import UsedLexicon
 from speech.synthesizer import clean
-from speech.text import canonical, normalize, oov_words
+from speech.text import PhonemeSegment, TextSegment, canonical, normalize, oov_words
+from speech.text.pls import apply_lexicons, lexicon_matches
 
 log = logging.getLogger("lector.utility")
 router = APIRouter()
@@ -72,6 +75,33 @@ async def phonemize(request: Request, services: ServicesDep, principal: Principa
         voice = services.catalog.resolve(model_id, speaker, lang)
     else:
         voice = next(iter(services.catalog.voices_of(None, lang)))
-    normalized = await services.offload(normalize, text, voice.lang)
-    phonemes = await services.offload(services.synthesizer.phonemize, voice, normalized)
-    return JSONResponse({"phonemes": phonemes, "lang": voice.lang, "speaker": voice.speaker})
+    req = SynthesisRequest(text=text, speaker=voice.speaker, lexicons=parse_lexicon_names(payload.get("lexicons")))
+    used = await services.offload(request_lexicons, services, req, principal)
+    phonemes = await services.offload(_phonemes, services, voice, text, used)
+    body: dict[str, Any] = {"phonemes": phonemes, "lang": voice.lang, "speaker": voice.speaker}
+    if used:
+        body["lexicons"] = [{"name": u.name, "version": u.version} for u in used]
+        body["changes"] = _changes(text, voice.lang, used)
+    return JSONResponse(body)
+
+
+def _phonemes(services: Services, voice: Any, text: str, used: list[UsedLexicon]) -> str:
+    """The voice's IPA for the text; stretches a lexicon gives phonemes for are those phonemes."""
+    pieces = []
+    for segment in apply_lexicons([TextSegment(text)], [u.lexicon for u in used], voice.lang):
+        if isinstance(segment, PhonemeSegment):
+            pieces.append(segment.phonemes)
+        elif isinstance(segment, TextSegment) and segment.text.strip():
+            pieces.append(services.synthesizer.phonemize(voice, normalize(segment.text, voice.lang)))
+    return " ".join(piece.strip() for piece in pieces if piece.strip())
+
+
+def _changes(text: str, lang: str, used: list[UsedLexicon]) -> list[dict[str, str]]:
+    """What each lexicon changed: the word as written, and its phonemes or alias."""
+    owner = {id(lexeme): u.name for u in used for lexeme in u.lexicon.lexemes}
+    changes = []
+    for written, lexeme in lexicon_matches(text, [u.lexicon for u in used], lang):
+        change = {"word": written, "lexicon": owner.get(id(lexeme), "")}
+        change.update({"phonemes": lexeme.phoneme} if lexeme.phoneme is not None else {"alias": lexeme.alias or ""})
+        changes.append(change)
+    return changes

@@ -43,9 +43,16 @@ from facade.metrics import observe_first_byte
 from facade.plans import Plan, default_rate, in_engine_thread, resolve
 from facade.ratelimit import allow_connection
 from facade.usage import close_quietly, record
-from facade.validation import MAX_TEXT_CHARS, SynthesisRequest, parse_request
+from facade.validation import (
+    MAX_TEXT_CHARS,
+    SSML_MARKUP_FACTOR,
+    SynthesisRequest,
+    parse_request,
+    parse_text_type,
+)
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
 from speech.streaming import StreamStats, encoded_stream, pcm_stream
+from speech.text.ssml import looks_like_ssml
 
 log = logging.getLogger("lector.ws")
 router = APIRouter()
@@ -105,7 +112,7 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         params = _query(websocket)
         if model_default and "modelId" not in params:
             params["modelId"] = model_default
-        base = parse_request({**params, "text": "-"})
+        base = replace(parse_request({**params, "text": "-"}), ssml=False)  # SSML is told per message
         plan = await services.offload(resolve, services, base, principal, endpoint=endpoint)
         allowed = JSON_WEBSOCKET_FORMATS if json_events else RAW_WEBSOCKET_FORMATS
         fmt = from_audio_format_param(params.get("audioFormat") or "pcm", allowed=allowed)
@@ -131,7 +138,8 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
 async def _synthesize(websocket: WebSocket, session: SocketState, text: str, context_id: str | None, done: bool) -> None:
     services = session.services
     started: float | None = time.perf_counter()
-    req = replace(session.base, text=text)
+    # A JSON socket's run that is a <speak> document came in as one message (``_read_json``).
+    req = replace(session.base, text=text, ssml=session.json_events and looks_like_ssml(text))
     try:
         plan: Plan = await services.offload(resolve, services, req, session.principal, endpoint=session.endpoint)
     except e.ApiError as exc:
@@ -291,9 +299,10 @@ async def _read_json(websocket: WebSocket, session: SocketState) -> _Command | N
         if not isinstance(text, str):
             await websocket.send_text(_error(session, e.TEXT_NOT_STRING if "text" in message else e.TEXT_REQUIRED))
             return None
-        if len(text) > MAX_TEXT_CHARS:
+        ssml = parse_text_type(message.get("textType"), text)
+        if len(text) > MAX_TEXT_CHARS * (SSML_MARKUP_FACTOR if ssml else 1):
             raise e.ApiError(400, e.TEXT_TOO_LONG)  # the vendor API contract's 1011 "400: text is too long"
-        return _Command("text", text)
+        return _Command("ssml" if ssml else "text", text)
     if operation in ("flush", "clear", "eos"):
         return _Command(operation)
     await websocket.send_text(_error(session, f"unknown operation {e.cut(operation)}"))
@@ -333,6 +342,8 @@ async def _loop(websocket: WebSocket, session: SocketState) -> None:
                 continue
             if command.kind == "text":
                 await _enqueue(session, _runs_for_text(session, command.text))
+            elif command.kind == "ssml":  # a whole document is one run, after the text before it
+                await _enqueue(session, [*_take(session, whole=True), (command.text, session.context_id)])
             elif command.kind == "clear":
                 _clear(session)
             elif command.kind == "flush":

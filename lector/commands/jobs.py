@@ -86,7 +86,7 @@ KeyOpt = typer.Option(None, "--key", help="API key")
 
 @app.command()
 def submit(
-    book: Path = typer.Argument(..., exists=True, readable=True, help=".txt, .md or .epub file"),
+    book: Path = typer.Argument(..., exists=True, readable=True, help=".txt, .md, .ssml or .epub file"),
     speaker: str = typer.Option("joe"),
     model: str = typer.Option(None, "--model"),
     lang: str = typer.Option(None),
@@ -98,6 +98,7 @@ def submit(
     webhook: str = typer.Option(None, "--webhook"),
     idempotency_key: str = typer.Option(None, "--idempotency-key"),
     wait: bool = typer.Option(False, "--wait", help="show progress until the job ends"),
+    lexicon: list[str] = typer.Option(None, "--lexicon", help="a lexicon to use (repeat for several); default: the account's"),
     url: str = UrlOpt,
     key: str = KeyOpt,
 ) -> None:
@@ -111,6 +112,7 @@ def submit(
         ("author", author),
         ("webhookUrl", webhook),
         ("skipFrontMatter", "true" if skip_front_matter else None),
+        ("lexicons", ",".join(lexicon) if lexicon else None),
     ):
         if value:
             fields[name] = value
@@ -136,7 +138,8 @@ def _suggested_name(book: Path, fmt: str) -> str:
     return f"{book.stem}.{fmt}"
 
 
-_MEDIA_TYPES = {".epub": "application/epub+zip", ".md": "text/markdown", ".markdown": "text/markdown"}
+_MEDIA_TYPES = {".epub": "application/epub+zip", ".md": "text/markdown", ".markdown": "text/markdown",
+                ".ssml": "application/ssml+xml"}
 
 
 def _follow(client: httpx.Client, job_id: str) -> dict[str, Any]:

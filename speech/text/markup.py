@@ -28,10 +28,29 @@ MAX_PAUSE_MS: Final = 10_000
 
 
 @dataclass(frozen=True, slots=True)
+class Voicing:
+    """How a stretch is spoken beyond its words, set by SSML (``speech.text.ssml``); the default
+    is the request's own voice, language, speed and level. The vendor's brackets never set it."""
+
+    rate: float | None = None
+    """A speaking-rate factor (2.0: twice as fast), on top of the request's speed."""
+    gain_db: float = 0.0
+    """A level change applied to the audio as made (SSML volume and emphasis)."""
+    lang: str | None = None
+    """Another language than the voice's (SSML ``lang``); ``None``: the voice's own."""
+    voice: str | None = None
+    """Another voice of the same model (SSML ``voice``); ``None``: the request's speaker."""
+
+
+PLAIN: Final = Voicing()
+
+
+@dataclass(frozen=True, slots=True)
 class TextSegment:
     text: str
     speed: float | None = None
     """The inline speed for a ``[bracketed]`` stretch; ``None`` means the request's speed."""
+    voicing: Voicing = PLAIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +61,20 @@ class PauseSegment:
 @dataclass(frozen=True, slots=True)
 class PhonemeSegment:
     phonemes: str
+    word: str = ""
+    """What the phonemes say, as written (SSML ``phoneme``'s text, a lexicon's grapheme): shown
+    in word timings and billed instead of the phonemes; empty for the vendor's ``{...}``."""
+    voicing: Voicing = PLAIN
 
 
-Segment: TypeAlias = TextSegment | PauseSegment | PhonemeSegment
+@dataclass(frozen=True, slots=True)
+class MarkSegment:
+    """An SSML ``mark``: no sound; its name is reported in the word timings where it falls."""
+
+    name: str
+
+
+Segment: TypeAlias = TextSegment | PauseSegment | PhonemeSegment | MarkSegment
 
 _PAUSE: Final = r"<(?P<pause>\d+(?:\.\d+)?)>"  # Pipecat writes <500.0>
 _PHONEMES: Final = r"\{(?P<phonemes>[^{}]*)\}"
@@ -138,5 +168,9 @@ def parse_markup(
 
 
 def spoken_text(segments: Sequence[Segment]) -> str:
-    """The words of the text segments, joined: what is normalised, counted and shown."""
-    return "".join(s.text for s in segments if isinstance(s, TextSegment))
+    """The words of the text segments, joined: what is normalised, counted and shown. A
+    phoneme segment counts the word it says (empty for the vendor's ``{...}``); pauses and
+    marks count nothing."""
+    return "".join(
+        s.text if isinstance(s, TextSegment) else s.word if isinstance(s, PhonemeSegment) else "" for s in segments
+    )

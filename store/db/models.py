@@ -219,3 +219,24 @@ class WebhookAttempt(Base):
     error: Mapped[str | None] = mapped_column(Text)
     delivered: Mapped[bool]
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class Lexicon(Base):
+    """One version of an account's named pronunciation lexicon (W3C PLS 1.0, stored as sent).
+    A ``PUT`` adds a version; older ones stay, so a job that names a version can be rerun as it
+    was. ``is_default``: the account's requests use this lexicon when they name none (the
+    latest version's flag counts)."""
+
+    __tablename__ = "lexicons"
+    __table_args__ = (UniqueConstraint("account_id", "name", "version"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int]
+    lang: Mapped[str] = mapped_column(String(8))
+    lexemes: Mapped[int]
+    size_bytes: Mapped[int]
+    content: Mapped[str] = mapped_column(Text)
+    is_default: Mapped[bool] = mapped_column(default=False, server_default="false")
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())

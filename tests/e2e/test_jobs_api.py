@@ -185,7 +185,7 @@ def test_bad_job_requests_are_400_with_a_clear_message(stack, api_key: str, body
 def test_bad_uploads_are_400(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
     url = f"{stack.api_url}/v1/jobs"
     pdf = httpx.post(url, headers=_auth(api_key), data={"speaker": "joe"}, files={"file": ("b.pdf", b"%PDF", "application/pdf")})
-    assert (pdf.status_code, pdf.text) == (400, "file must be a .txt, .md or .epub file")
+    assert (pdf.status_code, pdf.text) == (400, "file must be a .txt, .md, .ssml or .epub file")
     both = httpx.post(url, headers=_auth(api_key), data={"speaker": "joe", "text": "x"}, files={"file": ("b.txt", b"Hi.", "text/plain")})
     assert (both.status_code, both.text) == (400, "send either text or file, not both")
     big = "Word. " * 340_000

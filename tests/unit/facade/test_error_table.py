@@ -61,6 +61,12 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     scheduler_errors.InvalidWebhookUrl: (400, "boom"),
     scheduler_errors.SourceError: (400, "boom"),
     scheduler_errors.InvalidChapters: (400, "boom"),
+    scheduler_errors.LexiconRefused: (400, "boom"),
+    store_errors.LexiconNotFound: (404, "lexicon 'boom' not found"),
+    speech_errors.MalformedXml: (400, "boom"),
+    speech_errors.UnsafeXml: (400, "boom"),
+    speech_errors.SsmlError: (400, "boom"),
+    speech_errors.LexiconError: (400, "boom"),
 }
 # Failures of ours, not the client's: a 500 that says no more than the vendor API contract's "internal error".
 SERVER_FAILURES: frozenset[type[Exception]] = frozenset({

@@ -6,6 +6,7 @@ import zipfile
 import pytest
 
 from scheduler.sources import SourceError, epub_to_book, read_upload
+from tests.fixtures.hostile_xml import ATTACKS, Builder
 
 CONTAINER = """<?xml version="1.0"?>
 <container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
@@ -94,7 +95,7 @@ def test_bad_uploads_say_what_is_wrong() -> None:
         read_upload("book.epub", None, b"not a zip")
     with pytest.raises(SourceError, match="UTF-8"):
         read_upload("book.txt", "text/plain", b"\xff\xfe\xfa")
-    with pytest.raises(SourceError, match=r"\.txt, \.md or \.epub"):
+    with pytest.raises(SourceError, match=r"\.txt, \.md, \.ssml or \.epub"):
         read_upload("book.pdf", "application/pdf", b"%PDF")
 
 
@@ -102,3 +103,24 @@ def test_text_and_markdown_uploads() -> None:
     assert read_upload("a.txt", "text/plain", "\ufeffHello.".encode()).text == "Hello."
     md = read_upload("a.md", None, b"# Title\n\nSome *emphasis* here.").text
     assert md == "# Title\n\nSome emphasis here."
+
+
+@pytest.mark.parametrize(("name", "build"), ATTACKS, ids=[name for name, _ in ATTACKS])
+@pytest.mark.parametrize("member", ["META-INF/container.xml", "OEBPS/content.opf"])
+def test_a_hostile_epub_is_a_source_error(name: str, build: Builder, member: str) -> None:
+    files = dict(BOOK)
+    files[member] = build("package", 'xmlns="http://www.idpf.org/2007/opf"')
+    data = _epub(files) if member != "META-INF/container.xml" else _epub_with_container(files, files[member])
+    with pytest.raises(SourceError, match="refused"):
+        epub_to_book(data)
+
+
+def _epub_with_container(files: dict[str, str], container: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("mimetype", "application/epub+zip")
+        z.writestr("META-INF/container.xml", container)
+        for name, text in files.items():
+            if name != "META-INF/container.xml":
+                z.writestr(name, text)
+    return buffer.getvalue()
