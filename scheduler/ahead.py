@@ -66,6 +66,7 @@ from speech.audio import (
 )
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
+from store.status import JobStatus
 
 log = logging.getLogger("lector.assembly")
 
@@ -360,7 +361,7 @@ def _done_prefix(
     """A running chapter-scope job's done prefix (None for any other job, or none done)."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status != "running" or job.params.get("loudness_scope") != "chapter":
+        if job.status != JobStatus.RUNNING or job.params.get("loudness_scope") != "chapter":
             return None
         params = dict(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)

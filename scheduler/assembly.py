@@ -50,6 +50,7 @@ from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
+from store.status import JobStatus
 
 log = logging.getLogger("lector.assembly")
 DEFAULT_RATE: Final = 24000
@@ -254,9 +255,9 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, w
     succeeded and does nothing; a step ahead still encoding finishes first, and what it stored
     is not encoded again."""
     with sessions() as session:
-        moved = job_repo.set_job_status(session=session, job_id=job_id, status="assembling", expected=("running",))
+        moved = job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.ASSEMBLING)
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if not moved and job.status != "assembling":
+        if not moved and job.status != JobStatus.ASSEMBLING:
             return False
         if job.chunks_done < job.chunks_total:
             return False
@@ -268,7 +269,7 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, w
 def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> bool:
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status != "assembling":
+        if job.status != JobStatus.ASSEMBLING:
             return False  # a twin finished it while this one waited (or it was canceled)
         params = dict(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
@@ -285,8 +286,7 @@ def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUI
         return job_repo.set_job_status(
             session=session,
             job_id=job_id,
-            status="succeeded",
-            expected=("assembling",),
+            status=JobStatus.SUCCEEDED,
             result_key=key,
             result_content_type=FORMATS[fmt],
             audio_seconds=rendered.duration_s,

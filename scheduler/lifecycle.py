@@ -1,10 +1,12 @@
-"""The job lifecycle, in one place: every transition and every "what runs next" decision.
+"""The job lifecycle, in one place: every step's entry and every "what runs next" decision.
 
 A job moves ``queued -> planning -> running -> assembling -> succeeded`` (or ``failed`` /
-``canceled`` from any state before the end), and each end is announced by a webhook. The steps
-themselves live in their own modules (``planning``, ``synthesis``, ``assembly``, ``delivery``,
-``reaper``); this module calls them, decides which task follows, and returns that decision as
-``Message`` values. The adapters (the Celery tasks, the jobs route) send them only after the
+``canceled`` from any state before the end), and each end is announced by a webhook. The moves
+a job may make are one table (``store.status.TRANSITIONS``), enforced by the one function that
+writes a status (``store.db.jobs.set_job_status``): a step asks for the status it needs and the
+table decides whether the job may go there. The steps themselves live in their own modules
+(``planning``, ``synthesis``, ``assembly``, ``delivery``, ``reaper``); this module calls them,
+decides which task follows, and returns that decision as ``Message`` values. The adapters (the Celery tasks, the jobs route) send them only after the
 transaction that decided them has committed, so a message never names a row a rollback removed,
 and the lifecycle can be tested without Celery or a broker.
 """
@@ -34,15 +36,10 @@ from store.db import jobs as job_repo
 from store.db.models import Job
 from store.db.session import SessionFactory
 from store.errors import JobNotFound
+from store.status import JobStatus
 
 log = logging.getLogger(__name__)
 
-ACTIVE: tuple[str, ...] = (
-    "queued",
-    "planning",
-    "running",
-    "assembling",
-)  # a job that may still fail or be canceled
 T = TypeVar("T")
 
 
@@ -89,7 +86,7 @@ def cancel(*, session: Session, job_id: uuid.UUID, account_id: uuid.UUID) -> tup
     job_repo.get_job(
         session=session, job_id=job_id, account_id=account_id
     )  # another account's job: not found
-    moved = job_repo.set_job_status(session=session, job_id=job_id, status="canceled", expected=ACTIVE)
+    moved = job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.CANCELED)
     job = job_repo.get_job(session=session, job_id=job_id, account_id=account_id)
     return job, [announce(job_id)] if moved else []
 
@@ -106,8 +103,7 @@ def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -
             failed = job_repo.set_job_status(
                 session=session,
                 job_id=job_id,
-                status="failed",
-                expected=ACTIVE,
+                status=JobStatus.FAILED,
                 error=job_error(error),  # the customer's sentence; the exception is in the worker's log
             )
     except JobNotFound:

@@ -32,6 +32,7 @@ from scheduler.objects import plan_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
 from store.db import jobs as job_repo
+from store.status import JobStatus
 
 CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small enough to retry cheaply
 
@@ -165,7 +166,7 @@ def plan_job(
     if job.is_terminal:
         return []
     if job.chunks_total == 0:
-        job_repo.set_job_status(session=session, job_id=job_id, status="planning", expected=("queued",))
+        job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
         text = objects.get_bytes(job.text_key).decode("utf-8")
         params = dict(job.params)
         texts, layout = split(
@@ -178,7 +179,7 @@ def plan_job(
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]
         job_repo.add_chunks(session=session, job_id=job_id, texts=texts, characters=billed)
-    job_repo.set_job_status(session=session, job_id=job_id, status="running", expected=("queued", "planning"))
+    job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.RUNNING)
     pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}
     if not pending:
         return []
@@ -203,7 +204,7 @@ def _claim(session: Session, job_id: uuid.UUID, layout: Layout, count: int) -> l
 def next_batches(*, session: Session, objects: Any, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
     """What a finished batch hands on: the next ``count`` batches nobody has been given yet."""
     job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-    if job.status != "running":
+    if job.status != JobStatus.RUNNING:
         return []
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     if not layout.batches or job_repo.batches_dispatched(session=session, job_id=job_id) >= len(layout.batches):

@@ -24,6 +24,7 @@ from speech.types import AudioChunk
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.db.session import SessionFactory
+from store.status import JobStatus
 
 SENTENCE_GAP_MS = 250
 STORE_THREADS = 8
@@ -69,7 +70,7 @@ def _groups(todo: list[tuple[int, str]], group_chars: int) -> list[list[tuple[in
     return groups
 
 
-def _status(sessions: SessionFactory, job_id: uuid.UUID) -> str:
+def _status(sessions: SessionFactory, job_id: uuid.UUID) -> JobStatus:
     with sessions() as session:
         return job_repo.get_job(session=session, job_id=job_id, account_id=None).status
 
@@ -98,8 +99,8 @@ def synthesize_batch(
 ) -> BatchResult:
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status == "canceled" or job.is_terminal:
-            return BatchResult(0, False, canceled=job.status == "canceled")
+        if job.is_terminal:
+            return BatchResult(0, False, canceled=job.status == JobStatus.CANCELED)
         params = dict(job.params)
         account_id = job.account_id
         wanted = set(indices)
@@ -117,7 +118,7 @@ def synthesize_batch(
     produced = billed = 0
     for group in _groups(todo, group_chars):
         # Between groups, look again: a canceled job stops within one group's compute.
-        if produced and _status(sessions, job_id) != "running":
+        if produced and _status(sessions, job_id) != JobStatus.RUNNING:
             return BatchResult(produced, False, canceled=True, billed=billed, model=params["model_id"])
         per_chunk = [prepare(text, lang, normalize_text=normalize_text) for _, text in group]
         flat = [s for sentences in per_chunk for s in sentences]
@@ -153,7 +154,7 @@ def synthesize_batch(
             billed += sum(billed_per_chunk[i] for i in marked)
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
+        complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
     return BatchResult(
         produced, complete, billed=billed, model=params["model_id"],
         chapter_scope=params.get("loudness_scope") == "chapter",

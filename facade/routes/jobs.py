@@ -34,6 +34,7 @@ from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.errors import JobNotFound
+from store.status import JobStatus
 
 router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
@@ -337,7 +338,7 @@ def _result(services: Services, principal: Principal, jid: uuid.UUID) -> Any:
         job = job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
         if retention.is_expired(job):
             raise e.ApiError(410, EXPIRED)
-        if job.status != "succeeded" or not job.result_key:
+        if job.status != JobStatus.SUCCEEDED or not job.result_key:
             raise e.ApiError(409, f"job is {job.status}; audio is available once it has succeeded")
         return job.result_key, job.result_content_type
 
