@@ -34,6 +34,7 @@ from typing import Any, Final
 import numpy as np
 
 from scheduler import parallel
+from scheduler.job_params import JobParams
 from scheduler.objects import (
     ahead_chapter_key,
     ahead_loudness_key,
@@ -361,9 +362,9 @@ def _done_prefix(
     """A running chapter-scope job's done prefix (None for any other job, or none done)."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status != JobStatus.RUNNING or job.params.get("loudness_scope") != "chapter":
+        params = JobParams.from_stored(job.params)
+        if job.status != JobStatus.RUNNING or not params.chapter_scope:
             return None
-        params = dict(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
     prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
     if not prefix:
@@ -372,6 +373,6 @@ def _done_prefix(
     lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
-    out_rate = int(params.get("sampling_rate") or out_rate)
-    target = float(params.get("loudness_lufs") or target_lufs)
-    return Book(job_id, layout, timeline, params.get("format", "wav"), out_rate, target)
+    out_rate = int(params.sampling_rate or out_rate)
+    target = float(params.loudness_lufs or target_lufs)
+    return Book(job_id, layout, timeline, params.format, out_rate, target)

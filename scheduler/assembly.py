@@ -36,6 +36,7 @@ from typing import Any, Final, TextIO
 
 from scheduler import ahead, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
+from scheduler.job_params import JobParams
 from scheduler.objects import (
     chunk_meta_key,
     plan_key,
@@ -131,9 +132,9 @@ def _timeline(
     return Timeline.build(rate, layout.pauses_ms, lengths)
 
 
-def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: dict[str, Any]) -> None:
-    lang = params.get("lang") or "en"
-    normalize_text = params.get("normalize", True)
+def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: JobParams) -> None:
+    lang = params.lang or "en"
+    normalize_text = params.normalize
     for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets))):
         if int(meta["sample_rate"]) != timeline.native_rate:
             raise ValueError(
@@ -145,7 +146,7 @@ def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: 
 
 def _measure(
     objects: Any, job_id: uuid.UUID, timeline: Timeline, firsts: list[int], workers: int,
-    timing: _TimingWriter, params: dict[str, Any],
+    timing: _TimingWriter, params: JobParams,
 ) -> tuple[float, list[float]]:
     """Pass 1 on the workers while this thread writes the timings: the book's loudness and each
     chunk's peak."""
@@ -181,20 +182,20 @@ def chapter_marks(layout: Layout, timeline: Timeline | None) -> list[Chapter]:
 
 
 def render(
-    objects: Any, job_id: uuid.UUID, params: dict[str, Any], workdir: Path, *,
+    objects: Any, job_id: uuid.UUID, params: JobParams, workdir: Path, *,
     workers: int | None = None, durations: Sequence[float | None] | None = None,
 ) -> Rendered:
     """Both passes for a job whose chunks are all in the store; files land in ``workdir``.
     ``workers``: segments at a time (default: every core)."""
     workers = workers or parallel.default_workers()
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    fmt = params.get("format", "wav")
-    out_rate = int(params.get("sampling_rate") or DEFAULT_RATE)
-    target = float(params.get("loudness_lufs") or TARGET_LUFS)
+    fmt = params.format
+    out_rate = int(params.sampling_rate or DEFAULT_RATE)
+    target = float(params.loudness_lufs or TARGET_LUFS)
     timeline = _timeline(objects, job_id, layout, durations)
     chapters = chapter_marks(layout, timeline)
     metadata = Metadata(
-        title=params.get("title"), author=params.get("author"), genre="Audiobook", chapters=tuple(chapters)
+        title=params.title, author=params.author, genre="Audiobook", chapters=tuple(chapters)
     )
     audio = workdir / f"audio.{fmt}"
     written = 0
@@ -203,7 +204,7 @@ def render(
             timing = _TimingWriter(stack, workdir)
             if timeline is None:  # nothing to say: a valid, empty file
                 open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
-            elif params.get("loudness_scope") == "chapter":  # mostly done while synthesis ran
+            elif params.chapter_scope:  # mostly done while synthesis ran
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="assemble-timings") as pool:
                     timings = pool.submit(_write_timings, objects, job_id, timeline, timing, params)
                     book = ahead.Book(job_id, layout, timeline, fmt, out_rate, target)
@@ -229,7 +230,7 @@ def render(
 
 def _render_book_scope(
     objects: Any, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
-    metadata: Metadata, workers: int, timing: _TimingWriter, params: dict[str, Any],
+    metadata: Metadata, workers: int, timing: _TimingWriter, params: JobParams,
 ) -> int:
     """One gain for the whole book: measured in parts on the workers, then rendered."""
     if uses_segments(fmt, out_rate, workers):
@@ -271,10 +272,10 @@ def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUI
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.status != JobStatus.ASSEMBLING:
             return False  # a twin finished it while this one waited (or it was canceled)
-        params = dict(job.params)
+        params = JobParams.from_stored(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
 
-    fmt = params.get("format", "wav")
+    fmt = params.format
     key = result_key(job_id, fmt)
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
         rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)

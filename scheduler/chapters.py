@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from scheduler.errors import InvalidChapters
+from scheduler.job_params import JobParams
 
 MIN_BODY_CHARS: Final = 1  # a heading with no text under it is a contents line or a "Part" title
 MIN_CHAPTER_CHARS: Final = 200  # a shorter chapter must not look like a contents entry (below)
@@ -221,12 +222,11 @@ def given_sections(text: str, chapters: Sequence[dict[str, Any]], *, skip_front_
     return _cut(text, marks, 0, len(text), skip_front_matter)
 
 
-def sections_for(text: str, params: dict[str, Any]) -> list[Section]:
+def sections_for(text: str, params: JobParams) -> list[Section]:
     """What planning reads: given chapters win over detection."""
-    skip = bool(params.get("skip_front_matter"))
-    given = params.get("chapters")
-    if given:
-        return given_sections(text, given, skip_front_matter=skip)
+    skip = params.skip_front_matter
+    if params.chapters:
+        return given_sections(text, params.chapters, skip_front_matter=skip)
     return detect_sections(text, skip_front_matter=skip)
 
 

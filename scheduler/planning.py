@@ -28,6 +28,7 @@ from typing import Any, Final
 from sqlalchemy.orm import Session
 
 from scheduler.chapters import Section, sections_for, spoken
+from scheduler.job_params import JobParams
 from scheduler.objects import plan_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
@@ -55,8 +56,8 @@ class Pauses:
     chapter_ms: int = PAUSE_CHAPTER_MS
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Pauses:
-        given = params.get("pauses") or {}
+    def from_params(cls, params: JobParams) -> Pauses:
+        given = params.pauses or {}
         return cls(
             sentence_ms=int(given.get("sentence", PAUSE_SENTENCE_MS)),
             paragraph_ms=int(given.get("paragraph", PAUSE_PARAGRAPH_MS)),
@@ -168,9 +169,9 @@ def plan_job(
     if job.chunks_total == 0:
         job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
         text = objects.get_bytes(job.text_key).decode("utf-8")
-        params = dict(job.params)
+        params = JobParams.from_stored(job.params)
         texts, layout = split(
-            text, params.get("lang") or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
+            text, params.lang or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
         )
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars)

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from scheduler.objects import job_prefix
 from store.db import jobs as job_repo
+from store.db.models import Job
 
 log = logging.getLogger("lector.retention")
 
@@ -48,5 +49,6 @@ def expire_all(*, sessions: Any, objects: Any, retention_days: float, batch: int
             return total
 
 
-def is_expired(job: Any) -> bool:
-    return bool((job.params or {}).get("expired"))
+def is_expired(job: Job) -> bool:
+    """Whether the sweep deleted the job's objects (the store's mark, beside the job's options)."""
+    return job_repo.is_expired(job)

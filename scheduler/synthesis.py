@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.job_params import JobParams
 from scheduler.objects import chunk_audio_key, chunk_meta_key
 from speech.synthesizer import Controls, Synthesizer, prepare
 from speech.types import AudioChunk
@@ -101,25 +102,25 @@ def synthesize_batch(
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.is_terminal:
             return BatchResult(0, False, canceled=job.status == JobStatus.CANCELED)
-        params = dict(job.params)
+        params = JobParams.from_stored(job.params)
         account_id = job.account_id
         wanted = set(indices)
         pending = [c for c in job_repo.pending_chunks(session=session, job_id=job_id) if c.index in wanted]
         todo = [(c.index, c.text) for c in pending]
         billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
-    voice = catalog.resolve(params["model_id"], params["speaker"], params["lang"])
+    voice = catalog.resolve(params.model_id, params.speaker, params.lang)
     controls = Controls(
-        time_scale=params.get("time_scale") or 1.0,
-        speed_alpha=params.get("speed_alpha"),
-        model_id=params["model_id"],
+        time_scale=params.time_scale or 1.0,
+        speed_alpha=params.speed_alpha,
+        model_id=params.model_id,
     )
-    lang = params["lang"]
-    normalize_text = params.get("normalize", True)
+    lang = params.lang
+    normalize_text = params.normalize
     produced = billed = 0
     for group in _groups(todo, group_chars):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != JobStatus.RUNNING:
-            return BatchResult(produced, False, canceled=True, billed=billed, model=params["model_id"])
+            return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id)
         per_chunk = [prepare(text, lang, normalize_text=normalize_text) for _, text in group]
         flat = [s for sentences in per_chunk for s in sentences]
         audio = synthesizer.synthesize(voice, flat, controls) if flat else []
@@ -146,8 +147,8 @@ def synthesize_batch(
             )
             durations_by_index = {i: d for i, _, d in stored}
             usage_repo.record_job_usage(
-                session=session, account_id=account_id, job_id=job_id, model=params["model_id"],
-                speaker=params["speaker"], lang=lang,
+                session=session, account_id=account_id, job_id=job_id, model=params.model_id,
+                speaker=params.speaker, lang=lang,
                 chunks=[(i, billed_per_chunk[i], durations_by_index[i]) for i in marked],
             )
             produced += len(marked)
@@ -156,6 +157,6 @@ def synthesize_batch(
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
     return BatchResult(
-        produced, complete, billed=billed, model=params["model_id"],
-        chapter_scope=params.get("loudness_scope") == "chapter",
+        produced, complete, billed=billed, model=params.model_id,
+        chapter_scope=params.chapter_scope,
     )

@@ -27,12 +27,14 @@ from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
+from scheduler.job_params import JobParams
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
+from store.db.models import Job
 from store.errors import JobNotFound
 from store.status import JobStatus
 
@@ -43,8 +45,8 @@ _BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
 _JSON_FORM_FIELDS: Final = ("chapters", "pauses")
 
 
-def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
-    params = job.params or {}
+def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
+    params = JobParams.from_stored(job.params)
     return {
         "id": str(job.id),
         "status": job.status,
@@ -58,12 +60,12 @@ def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, 
             "audioSeconds": audio_seconds_done if audio_seconds_done is not None else job.audio_seconds,
         },
         "durationSeconds": job.audio_seconds,
-        "format": params.get("format"),
-        "samplingRate": params.get("sampling_rate"),
-        "speaker": params.get("speaker"),
-        "modelId": params.get("model_id"),
-        "title": params.get("title"),
-        "author": params.get("author"),
+        "format": params.format,
+        "samplingRate": params.sampling_rate,
+        "speaker": params.speaker,
+        "modelId": params.model_id,
+        "title": params.title,
+        "author": params.author,
         "expired": retention.is_expired(job),
         "error": job.error,
     }

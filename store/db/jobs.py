@@ -325,6 +325,11 @@ def mark_expired(*, session: Session, job_id: uuid.UUID) -> None:
     )
 
 
+def is_expired(job: Job) -> bool:
+    """Whether ``mark_expired`` ran for the job (its mark lives in ``params``, beside the options)."""
+    return bool((job.params or {}).get("expired"))
+
+
 def pending_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
     """The chunks still to synthesize, in order."""
     return list(
