@@ -51,6 +51,7 @@ from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
 from store.status import JobStatus
 
 log = logging.getLogger("lector.assembly")
@@ -116,7 +117,7 @@ class _TimingWriter:
 
 
 def _timeline(
-    objects: Any, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None
+    objects: ObjectStore, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None
 ) -> Timeline | None:
     """None for a job with nothing to say. ``durations`` (seconds, from the chunk rows) spare
     reading every chunk's metadata first; ``len / rate`` in a double gives the length back exactly."""
@@ -132,7 +133,7 @@ def _timeline(
     return Timeline.build(rate, layout.pauses_ms, lengths)
 
 
-def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: JobParams) -> None:
+def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: JobParams) -> None:
     lang = params.lang or "en"
     normalize_text = params.normalize
     for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets))):
@@ -145,7 +146,7 @@ def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: 
 
 
 def _measure(
-    objects: Any, job_id: uuid.UUID, timeline: Timeline, firsts: list[int], workers: int,
+    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, firsts: list[int], workers: int,
     timing: _TimingWriter, params: JobParams,
 ) -> tuple[float, list[float]]:
     """Pass 1 on the workers while this thread writes the timings: the book's loudness and each
@@ -182,7 +183,7 @@ def chapter_marks(layout: Layout, timeline: Timeline | None) -> list[Chapter]:
 
 
 def render(
-    objects: Any, job_id: uuid.UUID, params: JobParams, workdir: Path, *,
+    objects: ObjectStore, job_id: uuid.UUID, params: JobParams, workdir: Path, *,
     workers: int | None = None, durations: Sequence[float | None] | None = None,
 ) -> Rendered:
     """Both passes for a job whose chunks are all in the store; files land in ``workdir``.
@@ -229,7 +230,7 @@ def render(
 
 
 def _render_book_scope(
-    objects: Any, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
+    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
     metadata: Metadata, workers: int, timing: _TimingWriter, params: JobParams,
 ) -> int:
     """One gain for the whole book: measured in parts on the workers, then rendered."""
@@ -248,7 +249,7 @@ def _render_book_scope(
     return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
 
 
-def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:
+def assemble_job(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None = None) -> bool:
     """Return True when this call moved the job to ``succeeded`` (the caller then sends the webhook).
 
     The work runs under the job's assembly lock (``jobs.lock_assembly``), taken after the move to
@@ -267,7 +268,7 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, w
         return _assemble_locked(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
 
 
-def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> bool:
+def _assemble_locked(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None) -> bool:
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.status != JobStatus.ASSEMBLING:

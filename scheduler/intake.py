@@ -10,7 +10,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy.orm import Session
 
@@ -20,6 +20,7 @@ from scheduler.webhooks import check_url
 from speech.billing import billed_characters
 from store.db import jobs as job_repo
 from store.db.models import Job
+from store.objects.base import ObjectStore
 
 FORMATS: Final[dict[str, str]] = {
     "mp3": "audio/mpeg",
@@ -44,7 +45,7 @@ class JobSpec(JobParams):
 def submit_job(
     *,
     session: Session,
-    objects: Any,
+    objects: ObjectStore,
     account_id: uuid.UUID,
     spec: JobSpec,
     idempotency_key: str | None = None,

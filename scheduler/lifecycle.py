@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -32,10 +32,13 @@ from scheduler.queue import (
     TASK_WEBHOOK,
     Message,
 )
+from speech.synthesizer import BatchSynthesizer
+from speech.voices.catalog import VoiceCatalog
 from store.db import jobs as job_repo
 from store.db.models import Job
 from store.db.session import SessionFactory
 from store.errors import JobNotFound
+from store.objects.base import ObjectStore
 from store.status import JobStatus
 
 log = logging.getLogger(__name__)
@@ -62,7 +65,7 @@ def announce(job_id: uuid.UUID | str, attempt: int = 1, *, countdown: float | No
 def submit(
     *,
     session: Session,
-    objects: Any,
+    objects: ObjectStore,
     account_id: uuid.UUID,
     spec: intake.JobSpec,
     idempotency_key: str | None,
@@ -113,7 +116,7 @@ def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -
 
 
 def plan(
-    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, batch_chars: int, window: int
+    *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, batch_chars: int, window: int
 ) -> Step[int]:
     """Split the text into chunks; send the first batches, or straight to assembly when a resumed
     job has nothing left to synthesize."""
@@ -133,9 +136,9 @@ def after_plan(job_id: uuid.UUID, batches: list[list[int]]) -> list[Message]:
 def synthesize(
     *,
     sessions: SessionFactory,
-    objects: Any,
-    synthesizer: Any,
-    catalog: Any,
+    objects: ObjectStore,
+    synthesizer: BatchSynthesizer,
+    catalog: VoiceCatalog,
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,
@@ -177,14 +180,14 @@ def after_batch(
     return messages
 
 
-def assemble(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
+def assemble(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
     """Join the chunks into the book; the call that moved the job to ``succeeded`` announces it."""
     done = assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
     return Step(done, [announce(job_id)] if done else [])
 
 
 def assemble_ahead(
-    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None
+    *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None
 ) -> Step[int]:
     """Assembly's share that a running job's done chunks allow (chapter scope): no transition,
     nothing to send; the last batch's ``assemble`` finds this work stored and does the rest."""
@@ -198,7 +201,7 @@ def assemble_ahead(
 def deliver_webhook(
     *,
     sessions: SessionFactory,
-    objects: Any,
+    objects: ObjectStore,
     job_id: uuid.UUID,
     attempt: int,
     presign_seconds: int,

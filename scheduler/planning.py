@@ -23,16 +23,17 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy.orm import Session
 
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.job_params import JobParams
-from scheduler.objects import plan_key
+from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
 from store.db import jobs as job_repo
+from store.objects.base import ObjectStore
 from store.status import JobStatus
 
 CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small enough to retry cheaply
@@ -154,7 +155,7 @@ def batches(lengths: dict[int, int], *, budget: int, window: int | None = None) 
 
 
 def plan_job(
-    *, session: Session, objects: Any, job_id: uuid.UUID, batch_chars: int, window: int
+    *, session: Session, objects: ObjectStore, job_id: uuid.UUID, batch_chars: int, window: int
 ) -> list[list[int]]:
     """Write chunk rows and the layout; return the batches to send now (at most about ``window``).
 
@@ -168,7 +169,7 @@ def plan_job(
         return []
     if job.chunks_total == 0:
         job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
-        text = objects.get_bytes(job.text_key).decode("utf-8")
+        text = objects.get_bytes(job.text_key or source_key(job_id)).decode("utf-8")  # the key it was given
         params = JobParams.from_stored(job.params)
         texts, layout = split(
             text, params.lang or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
@@ -202,7 +203,7 @@ def _claim(session: Session, job_id: uuid.UUID, layout: Layout, count: int) -> l
     return [layout.batches[n] for n in range(end - count, min(end, len(layout.batches)))]
 
 
-def next_batches(*, session: Session, objects: Any, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
+def next_batches(*, session: Session, objects: ObjectStore, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
     """What a finished batch hands on: the next ``count`` batches nobody has been given yet."""
     job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
     if job.status != JobStatus.RUNNING:

@@ -20,11 +20,13 @@ import numpy as np
 
 from scheduler.job_params import JobParams
 from scheduler.objects import chunk_audio_key, chunk_meta_key
-from speech.synthesizer import Controls, Synthesizer, prepare
+from speech.synthesizer import BatchSynthesizer, Controls, prepare
 from speech.types import AudioChunk
+from speech.voices.catalog import VoiceCatalog
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
 from store.status import JobStatus
 
 SENTENCE_GAP_MS = 250
@@ -76,7 +78,7 @@ def _status(sessions: SessionFactory, job_id: uuid.UUID) -> JobStatus:
         return job_repo.get_job(session=session, job_id=job_id, account_id=None).status
 
 
-def _store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
+def _store_chunk(objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
     it pending, and the redo overwrites the same keys)."""
     samples, words = join_sentences(pieces, rate)
@@ -91,9 +93,9 @@ def _store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces:
 def synthesize_batch(
     *,
     sessions: SessionFactory,
-    objects: Any,
-    synthesizer: Synthesizer,
-    catalog: Any,
+    objects: ObjectStore,
+    synthesizer: BatchSynthesizer,
+    catalog: VoiceCatalog,
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,

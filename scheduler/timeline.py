@@ -19,6 +19,7 @@ import numpy as np
 
 from scheduler.objects import chunk_audio_key, chunk_meta_key
 from speech.audio import fade_edges
+from store.objects.base import ObjectStore
 
 FADE_MS: Final = 5.0
 PREFETCH: Final = 6
@@ -50,7 +51,7 @@ class Timeline:
         return following - self.offsets[index]
 
 
-def fetch_audio(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[np.ndarray]:
+def fetch_audio(objects: ObjectStore, job_id: uuid.UUID, start: int, stop: int) -> Iterator[np.ndarray]:
     """Chunks ``start..stop-1``'s int16 samples in order, fetched ``PREFETCH`` ahead. Their metadata
     is read once per book, by the thread that writes the timings (:func:`fetch_metas`)."""
 
@@ -71,7 +72,7 @@ def fetch_audio(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Itera
                 future.cancel()
 
 
-def fetch_metas(objects: Any, job_id: uuid.UUID, count: int) -> Iterator[dict[str, Any]]:
+def fetch_metas(objects: ObjectStore, job_id: uuid.UUID, count: int) -> Iterator[dict[str, Any]]:
     """Every chunk's meta (text, word timings, length) in order, many requests in flight: they
     are small, so an object store's latency is what they cost."""
     with ThreadPoolExecutor(max_workers=_META_THREADS, thread_name_prefix="assemble-meta") as pool:

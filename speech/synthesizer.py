@@ -12,17 +12,21 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from speech.engines.base import Engine
+from speech.engines.base import Engine, gathers_calls, speaks_phonemes
 from speech.errors import PhonemesNotSupported
 from speech.text import normalize, split_sentences
 from speech.text.kana import to_kana
 from speech.types import AudioChunk, SynthesisOptions
 
-EngineLoader = Callable[[Any], Engine]
+if TYPE_CHECKING:  # both import this module
+    from speech.units import StreamStep
+    from speech.voices.entries import Voice
+
+EngineLoader = Callable[["Voice"], Engine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,18 @@ def prepare(text: str, lang: str, *, normalize_text: bool = True) -> list[str]:
     return sentences
 
 
+class BatchSynthesizer(Protocol):
+    """What a book's synthesis step asks of a synthesizer (``scheduler.synthesis``): a voice's
+    engine (its sample rate) and a batch of sentences at once. ``Synthesizer`` is one; a test
+    may hand in its own."""
+
+    def engine(self, voice: Voice) -> Engine: ...
+
+    def synthesize(
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
+    ) -> list[AudioChunk]: ...
+
+
 class Synthesizer:
     """Engines by voice, loaded lazily and shared by every request of the process."""
 
@@ -80,7 +96,7 @@ class Synthesizer:
         # fights the first for the same cores; the model service batches across requests instead.
         self._run_locks: dict[str, threading.Lock] = {}
 
-    def engine(self, voice: Any) -> Engine:
+    def engine(self, voice: Voice) -> Engine:
         key = voice.key
         with self._lock:
             engine = self._engines.get(key)
@@ -90,16 +106,16 @@ class Synthesizer:
                 self._run_locks[key] = threading.Lock()
             return engine
 
-    def _run_lock(self, voice: Any, engine: Engine) -> contextlib.AbstractContextManager[Any]:
+    def _run_lock(self, voice: Voice, engine: Engine) -> contextlib.AbstractContextManager[object]:
         """The voice's one-at-a-time lock; none for an engine that gathers concurrent calls into
         shared forward passes itself (``speech.batched_engine``): holding callers back would
         leave it nothing to gather."""
-        if getattr(engine, "batches_calls", False):
+        if gathers_calls(engine):
             return contextlib.nullcontext()
         return self._run_locks[voice.key]
 
     def synthesize(
-        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         """All sentences in one call, batched by the engine (the batch path)."""
         engine = self.engine(voice)
@@ -108,14 +124,14 @@ class Synthesizer:
             return engine.synthesize(list(sentences), options)
 
     def stream(
-        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
     ) -> Iterator[AudioChunk]:
         """Sentence by sentence, so the first audio leaves before the last sentence is computed."""
         for sentence in sentences:
             if sentence.strip():
                 yield from self.synthesize(voice, [sentence], controls)
 
-    def render(self, voice: Any, unit: Any, controls: Controls) -> AudioChunk:
+    def render(self, voice: Voice, unit: StreamStep, controls: Controls) -> AudioChunk:
         """One stream unit (see ``speech.units``): a sentence, a pause, or raw phonemes."""
         engine = self.engine(voice)
         if unit.pause_ms:
@@ -128,21 +144,21 @@ class Synthesizer:
         return self.synthesize(voice, [unit.text], controls)[0]
 
     def synthesize_phonemes(
-        self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, phoneme_strings: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         """IPA spoken as written (``{...}`` markup), for engines that take phonemes."""
         engine = self.engine(voice)
-        speak = getattr(engine, "synthesize_phonemes", None)
-        if speak is None:
-            raise PhonemesNotSupported(getattr(voice, "speaker", str(voice.key)))
+        speaker = speaks_phonemes(engine)
+        if speaker is None:
+            raise PhonemesNotSupported(voice.speaker)
         options = SynthesisOptions(length_scale=(controls or Controls()).length_scale())
         with self._run_lock(voice, engine):
-            return speak(list(phoneme_strings), options)  # type: ignore[no-any-return]
+            return speaker.synthesize_phonemes(list(phoneme_strings), options)
 
-    def speaks_phonemes(self, voice: Any) -> bool:
+    def speaks_phonemes(self, voice: Voice) -> bool:
         """Whether ``voice``'s engine takes IPA directly (``{...}`` markup); asked before a
         stream starts, so a voice that cannot gets a 400 instead of a stream cut short."""
-        return callable(getattr(self.engine(voice), "synthesize_phonemes", None))
+        return speaks_phonemes(self.engine(voice)) is not None
 
-    def phonemize(self, voice: Any, text: str) -> str:
+    def phonemize(self, voice: Voice, text: str) -> str:
         return self.engine(voice).phonemize(text)

@@ -254,7 +254,8 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
     with session_for(services) as session:
         job, created, messages = lifecycle.submit(  # InvalidWebhookUrl: the table's 400
-            session=session, objects=services.objects, account_id=configured(principal.account_id), spec=spec,
+            session=session, objects=configured(services.objects), account_id=configured(principal.account_id),
+            spec=spec,
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
         )
         view = job_view(job)

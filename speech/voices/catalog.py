@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from speech.errors import CatalogError, LanguageNotSupported, ModelNotFound, VoiceNotFound
 from speech.text.languages import SUPPORTED, canonical
@@ -35,6 +35,13 @@ _TOP_KEYS: Final = frozenset({"default_model", "models", "voices"})
 def default_catalog_path() -> Path:
     """``catalog.toml`` shipped inside the ``speech.voices`` package."""
     return Path(str(resources.files("speech.voices").joinpath("catalog.toml")))
+
+
+class VoiceCatalog(Protocol):
+    """What a book's synthesis step asks of the catalog (``scheduler.synthesis``): the voice a
+    job names. ``Catalog`` is one; the API's routes use the rest of ``Catalog`` directly."""
+
+    def resolve(self, model_id: str | None, speaker: str, lang: str | None = "en") -> Voice: ...
 
 
 @dataclass(frozen=True, slots=True)
