@@ -32,12 +32,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from scheduler import ahead, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
 from scheduler.objects import (
+    TimedWord,
     chunk_meta_key,
     plan_key,
     result_key,
@@ -83,8 +84,8 @@ class _TimingWriter:
         self._cue_number = 0
         self._first_word = self._first_sentence = True
 
-    def add(self, text: str, words: list[dict[str, Any]], shift: float, lang: str, normalize_text: bool) -> None:
-        shifted = [
+    def add(self, text: str, words: list[TimedWord], shift: float, lang: str, normalize_text: bool) -> None:
+        shifted: list[TimedWord] = [
             {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3)} for w in words
         ]
         for word in shifted:

@@ -18,10 +18,18 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Final, Self
+from typing import Any, Final, Self, TypedDict, cast
 
 #: Left out of the stored object while at their defaults (added after the first jobs were made).
 _OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope")
+
+
+class GivenChapter(TypedDict):
+    """A chapter the request (or the uploaded EPUB) named: its title and where it starts, as a
+    character offset into the book's text (checked at intake: in order, inside the text)."""
+
+    title: str
+    start: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +48,7 @@ class JobParams:
     author: str | None = None
     normalize: bool = True
     skip_front_matter: bool = False  # Project Gutenberg header/footer, title page, contents
-    chapters: list[dict[str, Any]] | None = None  # given as [{"title", "start"}]; else detected
+    chapters: list[GivenChapter] | None = None  # else detected
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
@@ -50,7 +58,7 @@ class JobParams:
         """Each chapter is brought to the loudness target on its own (and assembled ahead)."""
         return self.loudness_scope == "chapter"
 
-    def to_stored(self) -> dict[str, Any]:
+    def to_stored(self) -> dict[str, object]:
         """The row's ``params``: JSON types only, a copy (the caller may keep the object)."""
         stored = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(JobParams)}
         for name in _OMITTED_AT_DEFAULT:
@@ -59,7 +67,7 @@ class JobParams:
         return stored
 
     @classmethod
-    def from_stored(cls, stored: Mapping[str, Any]) -> Self:
+    def from_stored(cls, stored: Mapping[str, object]) -> Self:
         """The options a row holds. Missing optional keys take their defaults (older rows, and the
         defaults ``to_stored`` leaves out); a row without a speaker, model or language is not a
         job's and raises ``ValueError``."""
@@ -70,4 +78,4 @@ class JobParams:
             raise ValueError(f"stored job params lack {', '.join(sorted(missing))}")
         if given.get("time_scale") is None:
             given.pop("time_scale", None)  # stored as null by nothing today; 1.0 is what it meant
-        return cls(**given)
+        return cls(**cast(dict[str, Any], given))  # the row is ours: written by to_stored

@@ -14,12 +14,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
 
 import numpy as np
 
 from scheduler.job_params import JobParams
-from scheduler.objects import chunk_audio_key, chunk_meta_key
+from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key
 from speech.synthesizer import BatchSynthesizer, Controls, prepare
 from speech.types import AudioChunk
 from speech.voices.catalog import VoiceCatalog
@@ -43,11 +42,13 @@ class BatchResult:
     chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
 
 
-def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
+def join_sentences(
+    chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS
+) -> tuple[np.ndarray, list[TimedWord]]:
     """One chunk's sentences back to back with a short gap; word times shifted to the chunk start."""
     gap = np.zeros(int(sample_rate * gap_ms / 1000), dtype=np.float32)
     parts: list[np.ndarray] = []
-    words: list[dict[str, Any]] = []
+    words: list[TimedWord] = []
     offset = 0
     for i, piece in enumerate(chunks):
         if i:
@@ -85,7 +86,7 @@ def _store_chunk(objects: ObjectStore, job_id: uuid.UUID, index: int, text: str,
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
     objects.put_bytes(chunk_audio_key(job_id, index), pcm, content_type="audio/L16")
-    meta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
+    meta: ChunkMeta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
 

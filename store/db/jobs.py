@@ -11,7 +11,7 @@ function that writes a job's status. Nothing here commits.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -29,7 +29,7 @@ def create_job(
     session: Session,
     account_id: uuid.UUID,
     request_hash: str,
-    params: dict[str, Any],
+    params: Mapping[str, object],
     characters: int,
     text_key: str | None = None,
     idempotency_key: str | None = None,
