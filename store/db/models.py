@@ -178,8 +178,10 @@ class UsageDaily(Base):
 
 
 class Job(Base):
-    """A long-form synthesis job. ``params`` holds the request's options (speaker, modelId, lang,
-    samplingRate, format, title...); the source text lives in the object store under ``text_key``."""
+    """A long-form synthesis job. ``params`` holds the request's options as
+    ``scheduler.job_params.JobParams.to_stored`` writes them (read back only through
+    ``JobParams.from_stored``) beside the store's own progress keys (``store.db.jobs``); the
+    source text lives in the object store under ``text_key``."""
 
     __tablename__ = "jobs"
     __table_args__ = (
