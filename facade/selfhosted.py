@@ -19,7 +19,6 @@ differs is only what the vendor API contract says differs:
 from __future__ import annotations
 
 import base64
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -30,11 +29,11 @@ from fastapi.responses import JSONResponse, Response
 from facade import errors as e
 from facade.app import create_app
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.metered import MeteredSynthesis, encoded_whole
 from facade.plans import Plan, default_rate, resolve
 from facade.routes import ws
 from facade.routes.tts import audio_stream
 from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime
-from facade.usage import record
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
     JSON_VARIANT_FORMATS,
@@ -44,7 +43,6 @@ from speech.audio import (
     negotiate,
     not_acceptable_message,
 )
-from speech.streaming import StreamStats, encoded_stream, pcm_stream
 
 ENDPOINT = "self-hosted"
 JSON_OUTPUT_FORMATS = JSON_VARIANT_FORMATS | {AudioFormat.PCM}
@@ -77,17 +75,10 @@ async def json_audio(services: Services, principal: Principal, req: SynthesisReq
     """``{"audioContent": {"model_output": "<base64>"}}``: the whole audio, once synthesized."""
     fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
-    stats = StreamStats()
-
-    def whole() -> bytes:
-        chunks = pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats)
-        return b"".join(encoded_stream(chunks, fmt, rate))
-
-    try:  # as the streaming endpoint: an unhandled 500 is JSON
-        with e.unhandled_as(500, e.INTERNAL, json_body=True, what="self-hosted synthesis failed"):
-            audio = await services.offload(whole)
-    finally:
-        await services.offload(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport="http")
+    # as the streaming endpoint: an unhandled 500 is JSON
+    with e.unhandled_as(500, e.INTERNAL, json_body=True, what="self-hosted synthesis failed"):
+        audio = await metered.whole(encoded_whole(fmt, rate))
     return JSONResponse({"audioContent": {"model_output": base64.b64encode(audio).decode()}})
 
 

@@ -27,7 +27,7 @@ _gpu_watched: set[str] = set()
 
 class InstrumentedEngine:
     """An engine that times its calls; every other attribute is the wrapped engine's own (so
-    ``getattr(engine, "synthesize_phonemes", None)`` still says whether it takes phonemes)."""
+    ``speech.engines.base.speaks_phonemes`` still says whether it takes phonemes)."""
 
     def __init__(self, inner: Any, *, engine: str, device: str) -> None:
         self._inner = inner

@@ -10,12 +10,15 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lector.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where built: a process that needs no engine never imports torch
+    from speech.engines.base import Engine
     from speech.synthesizer import Synthesizer
+    from speech.voices import Catalog, Voice
+    from store.objects import ObjectStore
 
 DEFAULT_DATABASE_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/lector"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -29,7 +32,7 @@ def resolved_redis_url(settings: Settings) -> str:
     return settings.redis_url or DEFAULT_REDIS_URL
 
 
-def build_object_store(settings: Settings) -> Any:
+def build_object_store(settings: Settings) -> ObjectStore:
     from store.objects import build_object_store as build
 
     secret = settings.s3_secret_access_key.get_secret_value() if settings.s3_secret_access_key else None
@@ -43,14 +46,14 @@ def build_object_store(settings: Settings) -> Any:
     )
 
 
-def build_catalog(settings: Settings) -> Any:
+def build_catalog(settings: Settings) -> Catalog:
     """The shipped catalog, or the operator's own (``LECTOR_VOICE_CATALOG``) to add voices."""
     from speech.voices import Catalog
 
     return Catalog.load(settings.voice_catalog)
 
 
-def object_fetcher(objects: Callable[[], Any], directory: Path) -> Callable[[str], Path]:
+def object_fetcher(objects: Callable[[], ObjectStore], directory: Path) -> Callable[[str], Path]:
     """Object-store key -> local file, for voices whose weights live in the store (``s3://<key>``).
 
     Each object is downloaded once into ``directory`` (atomically: a crash leaves no half file)
@@ -86,7 +89,7 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
         settings.engine_batching == "auto" and device.startswith("cuda")
     )
 
-    def loader(voice: Any) -> Any:
+    def loader(voice: Voice) -> Engine:
         from lector.engine_metrics import instrument
 
         engine = load_engine(

@@ -29,11 +29,12 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
 from scheduler import parallel
+from scheduler.job_params import JobParams
 from scheduler.objects import (
     ahead_chapter_key,
     ahead_loudness_key,
@@ -66,6 +67,8 @@ from speech.audio import (
 )
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
+from store.status import JobStatus
 
 log = logging.getLogger("lector.assembly")
 
@@ -101,7 +104,7 @@ class ChunkLoudness:
 
 
 def measure_chunks(
-    objects: Any, job_id: uuid.UUID, timeline: Timeline, start: int, stop: int, state: MeterState | None
+    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, start: int, stop: int, state: MeterState | None
 ) -> Iterator[ChunkLoudness]:
     """Chunks ``start..stop-1`` measured in order, going on from ``state`` (the chunk before)."""
     rate = timeline.native_rate
@@ -167,7 +170,7 @@ def encodes_ahead(fmt: str, out_rate: int) -> bool:
     return uses_segments(fmt, out_rate, workers=2)
 
 
-def _measured(objects: Any, book: Book) -> int:
+def _measured(objects: ObjectStore, book: Book) -> int:
     """How many chunks from the first have their loudness stored."""
     count = 0
     for key in objects.iter_keys(ahead_loudness_prefix(book.job_id)):
@@ -177,13 +180,13 @@ def _measured(objects: Any, book: Book) -> int:
     return count
 
 
-def _load(objects: Any, job_id: uuid.UUID, indices: Sequence[int]) -> dict[int, ChunkLoudness]:
+def _load(objects: ObjectStore, job_id: uuid.UUID, indices: Sequence[int]) -> dict[int, ChunkLoudness]:
     with ThreadPoolExecutor(max_workers=_READ_THREADS, thread_name_prefix="ahead-read") as pool:
         raws = pool.map(lambda i: objects.get_bytes(ahead_loudness_key(job_id, i)), indices)
         return {i: ChunkLoudness.from_json(raw) for i, raw in zip(indices, raws, strict=True)}
 
 
-def measure(objects: Any, book: Book) -> int:
+def measure(objects: ObjectStore, book: Book) -> int:
     """Measure and store every chunk of the prefix not measured yet; return how many."""
     n = len(book.timeline.offsets)
     done = min(_measured(objects, book), n)
@@ -193,7 +196,7 @@ def measure(objects: Any, book: Book) -> int:
     return n - done
 
 
-def _gains(objects: Any, book: Book) -> list[int | None]:
+def _gains(objects: ObjectStore, book: Book) -> list[int | None]:
     """Each complete chapter's chunks' gain (tenths of a dB), stored once computed so that a later
     step reads one object, not the chapter's chunks; None for the chunks of the chapter still
     being synthesized. (Encoding its segments under the gain of its start was tried: on the
@@ -223,7 +226,7 @@ def _segments(book: Book) -> list[Segment]:
     )
 
 
-def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segment, key: str) -> bytes:
+def encode_and_store(objects: ObjectStore, book: Book, levels: Measured, segment: Segment, key: str) -> bytes:
     """One segment encoded and stored; its bytes, so that a join waiting for it need not read
     them back. Runs in a worker process: its arguments and its result pickle."""
     frames = encode_segment(objects, book.job_id, levels, segment, book.fmt, book.out_rate)
@@ -232,7 +235,7 @@ def encode_and_store(objects: Any, book: Book, levels: Measured, segment: Segmen
     return raw
 
 
-def _submit(pool: Executor, objects: Any, book: Book) -> list[tuple[str, Future[bytes] | None]]:
+def _submit(pool: Executor, objects: ObjectStore, book: Book) -> list[tuple[str, Future[bytes] | None]]:
     """Every segment of the prefix whose chapters are complete, in order, with its key: those
     not stored yet are handed to ``pool`` (their future), the others are stored (None)."""
     gains = _gains(objects, book)
@@ -262,7 +265,7 @@ def _settle(futures: Sequence[Future[bytes] | None]) -> None:
                 future.cancel()
 
 
-def advance(objects: Any, book: Book, workers: int) -> int:
+def advance(objects: ObjectStore, book: Book, workers: int) -> int:
     """What the done prefix allows: measure its new chunks and encode its ready segments, both
     on the assembly pool, whose processes yield to synthesis (``parallel.NICE``): the chunks'
     measurement is a few seconds of a book's arithmetic, too. Returns the chunks measured (a
@@ -274,7 +277,7 @@ def advance(objects: Any, book: Book, workers: int) -> int:
     return measured
 
 
-def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, workers: int) -> int:
+def finish(objects: ObjectStore, book: Book, path: Path, *, metadata: Metadata | None, workers: int) -> int:
     """The whole book's file at ``path``, from what was done ahead and the rest; its length in
     samples at ``out_rate``."""
     if not book.closed:
@@ -307,7 +310,7 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
     return int(round(timeline.end * book.out_rate / timeline.native_rate))
 
 
-def _join(objects: Any, joiner: SegmentJoiner, items: Sequence[tuple[str, Future[bytes] | None]]) -> None:
+def _join(objects: ObjectStore, joiner: SegmentJoiner, items: Sequence[tuple[str, Future[bytes] | None]]) -> None:
     """The segments into the file in order, each as soon as it is there: what was encoded ahead
     is joined while the pool still encodes the rest (the last chapter), so the join is not one
     more step after it. A stored segment is read while the one before it is written."""
@@ -326,7 +329,7 @@ def _join(objects: Any, joiner: SegmentJoiner, items: Sequence[tuple[str, Future
 
 
 def advance_job(
-    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int, out_rate: int, target_lufs: float
+    *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int, out_rate: int, target_lufs: float
 ) -> int:
     """The ``assemble_ahead`` step: for a running job in chapter scope, the work its done prefix
     allows. Returns the chunks measured (0 for any other job: a message costs one read).
@@ -355,14 +358,14 @@ def advance_job(
 
 
 def _done_prefix(
-    sessions: SessionFactory, objects: Any, job_id: uuid.UUID, out_rate: int, target_lufs: float
+    sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, out_rate: int, target_lufs: float
 ) -> Book | None:
     """A running chapter-scope job's done prefix (None for any other job, or none done)."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status != "running" or job.params.get("loudness_scope") != "chapter":
+        params = JobParams.from_stored(job.params)
+        if job.status != JobStatus.RUNNING or not params.chapter_scope:
             return None
-        params = dict(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
     prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
     if not prefix:
@@ -371,6 +374,6 @@ def _done_prefix(
     lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
-    out_rate = int(params.get("sampling_rate") or out_rate)
-    target = float(params.get("loudness_lufs") or target_lufs)
-    return Book(job_id, layout, timeline, params.get("format", "wav"), out_rate, target)
+    out_rate = int(params.sampling_rate or out_rate)
+    target = float(params.loudness_lufs or target_lufs)
+    return Book(job_id, layout, timeline, params.format, out_rate, target)

@@ -32,11 +32,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from scheduler import ahead, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
+from scheduler.job_params import JobParams
 from scheduler.objects import (
+    TimedWord,
     chunk_meta_key,
     plan_key,
     result_key,
@@ -50,6 +52,8 @@ from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
+from store.status import JobStatus
 
 log = logging.getLogger("lector.assembly")
 DEFAULT_RATE: Final = 24000
@@ -80,8 +84,8 @@ class _TimingWriter:
         self._cue_number = 0
         self._first_word = self._first_sentence = True
 
-    def add(self, text: str, words: list[dict[str, Any]], shift: float, lang: str, normalize_text: bool) -> None:
-        shifted = [
+    def add(self, text: str, words: list[TimedWord], shift: float, lang: str, normalize_text: bool) -> None:
+        shifted: list[TimedWord] = [
             {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3)} for w in words
         ]
         for word in shifted:
@@ -114,7 +118,7 @@ class _TimingWriter:
 
 
 def _timeline(
-    objects: Any, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None
+    objects: ObjectStore, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None
 ) -> Timeline | None:
     """None for a job with nothing to say. ``durations`` (seconds, from the chunk rows) spare
     reading every chunk's metadata first; ``len / rate`` in a double gives the length back exactly."""
@@ -130,9 +134,9 @@ def _timeline(
     return Timeline.build(rate, layout.pauses_ms, lengths)
 
 
-def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: dict[str, Any]) -> None:
-    lang = params.get("lang") or "en"
-    normalize_text = params.get("normalize", True)
+def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: JobParams) -> None:
+    lang = params.lang or "en"
+    normalize_text = params.normalize
     for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets))):
         if int(meta["sample_rate"]) != timeline.native_rate:
             raise ValueError(
@@ -143,8 +147,8 @@ def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: 
 
 
 def _measure(
-    objects: Any, job_id: uuid.UUID, timeline: Timeline, firsts: list[int], workers: int,
-    timing: _TimingWriter, params: dict[str, Any],
+    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, firsts: list[int], workers: int,
+    timing: _TimingWriter, params: JobParams,
 ) -> tuple[float, list[float]]:
     """Pass 1 on the workers while this thread writes the timings: the book's loudness and each
     chunk's peak."""
@@ -180,20 +184,20 @@ def chapter_marks(layout: Layout, timeline: Timeline | None) -> list[Chapter]:
 
 
 def render(
-    objects: Any, job_id: uuid.UUID, params: dict[str, Any], workdir: Path, *,
+    objects: ObjectStore, job_id: uuid.UUID, params: JobParams, workdir: Path, *,
     workers: int | None = None, durations: Sequence[float | None] | None = None,
 ) -> Rendered:
     """Both passes for a job whose chunks are all in the store; files land in ``workdir``.
     ``workers``: segments at a time (default: every core)."""
     workers = workers or parallel.default_workers()
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    fmt = params.get("format", "wav")
-    out_rate = int(params.get("sampling_rate") or DEFAULT_RATE)
-    target = float(params.get("loudness_lufs") or TARGET_LUFS)
+    fmt = params.format
+    out_rate = int(params.sampling_rate or DEFAULT_RATE)
+    target = float(params.loudness_lufs or TARGET_LUFS)
     timeline = _timeline(objects, job_id, layout, durations)
     chapters = chapter_marks(layout, timeline)
     metadata = Metadata(
-        title=params.get("title"), author=params.get("author"), genre="Audiobook", chapters=tuple(chapters)
+        title=params.title, author=params.author, genre="Audiobook", chapters=tuple(chapters)
     )
     audio = workdir / f"audio.{fmt}"
     written = 0
@@ -202,7 +206,7 @@ def render(
             timing = _TimingWriter(stack, workdir)
             if timeline is None:  # nothing to say: a valid, empty file
                 open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
-            elif params.get("loudness_scope") == "chapter":  # mostly done while synthesis ran
+            elif params.chapter_scope:  # mostly done while synthesis ran
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="assemble-timings") as pool:
                     timings = pool.submit(_write_timings, objects, job_id, timeline, timing, params)
                     book = ahead.Book(job_id, layout, timeline, fmt, out_rate, target)
@@ -227,8 +231,8 @@ def render(
 
 
 def _render_book_scope(
-    objects: Any, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
-    metadata: Metadata, workers: int, timing: _TimingWriter, params: dict[str, Any],
+    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
+    metadata: Metadata, workers: int, timing: _TimingWriter, params: JobParams,
 ) -> int:
     """One gain for the whole book: measured in parts on the workers, then rendered."""
     if uses_segments(fmt, out_rate, workers):
@@ -246,7 +250,7 @@ def _render_book_scope(
     return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
 
 
-def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:
+def assemble_job(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None = None) -> bool:
     """Return True when this call moved the job to ``succeeded`` (the caller then sends the webhook).
 
     The work runs under the job's assembly lock (``jobs.lock_assembly``), taken after the move to
@@ -254,9 +258,9 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, w
     succeeded and does nothing; a step ahead still encoding finishes first, and what it stored
     is not encoded again."""
     with sessions() as session:
-        moved = job_repo.set_job_status(session=session, job_id=job_id, status="assembling", expected=("running",))
+        moved = job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.ASSEMBLING)
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if not moved and job.status != "assembling":
+        if not moved and job.status != JobStatus.ASSEMBLING:
             return False
         if job.chunks_done < job.chunks_total:
             return False
@@ -265,15 +269,15 @@ def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, w
         return _assemble_locked(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
 
 
-def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> bool:
+def _assemble_locked(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None) -> bool:
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status != "assembling":
+        if job.status != JobStatus.ASSEMBLING:
             return False  # a twin finished it while this one waited (or it was canceled)
-        params = dict(job.params)
+        params = JobParams.from_stored(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
 
-    fmt = params.get("format", "wav")
+    fmt = params.format
     key = result_key(job_id, fmt)
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
         rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)
@@ -285,8 +289,7 @@ def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUI
         return job_repo.set_job_status(
             session=session,
             job_id=job_id,
-            status="succeeded",
-            expected=("assembling",),
+            status=JobStatus.SUCCEEDED,
             result_key=key,
             result_content_type=FORMATS[fmt],
             audio_seconds=rendered.duration_s,

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from scheduler.errors import InvalidChapters
+from scheduler.job_params import GivenChapter, JobParams
 
 MIN_BODY_CHARS: Final = 1  # a heading with no text under it is a contents line or a "Part" title
 MIN_CHAPTER_CHARS: Final = 200  # a shorter chapter must not look like a contents entry (below)
@@ -212,32 +213,31 @@ def _cut(text: str, marks: Sequence[tuple[str, int]], start: int, end: int, skip
     return sections
 
 
-def given_sections(text: str, chapters: Sequence[dict[str, Any]], *, skip_front_matter: bool = False) -> list[Section]:
+def given_sections(text: str, chapters: Sequence[GivenChapter], *, skip_front_matter: bool = False) -> list[Section]:
     """Sections from chapters the request gave as ``{"title", "start"}`` character offsets (checked
     at intake: in order and inside the text)."""
-    marks = [(str(c["title"]), int(c["start"])) for c in chapters]
+    marks = [(c["title"], c["start"]) for c in chapters]
     if not marks:
         return detect_sections(text, skip_front_matter=skip_front_matter)
     return _cut(text, marks, 0, len(text), skip_front_matter)
 
 
-def sections_for(text: str, params: dict[str, Any]) -> list[Section]:
+def sections_for(text: str, params: JobParams) -> list[Section]:
     """What planning reads: given chapters win over detection."""
-    skip = bool(params.get("skip_front_matter"))
-    given = params.get("chapters")
-    if given:
-        return given_sections(text, given, skip_front_matter=skip)
+    skip = params.skip_front_matter
+    if params.chapters:
+        return given_sections(text, params.chapters, skip_front_matter=skip)
     return detect_sections(text, skip_front_matter=skip)
 
 
-def check_given(chapters: Any, text_length: int) -> list[dict[str, Any]]:
+def check_given(chapters: object, text_length: int) -> list[GivenChapter]:
     """Validate request chapters (``[{"title": str, "start": int}, ...]``); raise
     ``InvalidChapters`` with the message the client sees."""
     if not isinstance(chapters, list) or not chapters:
         raise InvalidChapters("chapters must be a non-empty list of {title, start}")
     if len(chapters) > 10_000:
         raise InvalidChapters("chapters must have at most 10000 entries")
-    out: list[dict[str, Any]] = []
+    out: list[GivenChapter] = []
     previous = -1
     for item in chapters:
         if not isinstance(item, dict):
@@ -254,13 +254,13 @@ def check_given(chapters: Any, text_length: int) -> list[dict[str, Any]]:
     return out
 
 
-def join_given(chapters: Any) -> tuple[str, list[dict[str, Any]]]:
+def join_given(chapters: object) -> tuple[str, list[GivenChapter]]:
     """Chapters given as ``[{"title", "text"}]`` (no ``text`` field in the request): the book is
     their titles and texts in order, each title read as its chapter's first paragraph."""
     if not isinstance(chapters, list) or not chapters:
         raise InvalidChapters("chapters must be a non-empty list of {title, text}")
     parts: list[str] = []
-    marks: list[dict[str, Any]] = []
+    marks: list[GivenChapter] = []
     position = 0
     for item in chapters:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):

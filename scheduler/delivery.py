@@ -6,13 +6,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from scheduler import webhooks
 from scheduler.errors import InvalidWebhookUrl
 from store.db import accounts as account_repo
 from store.db import jobs as job_repo
+from store.db.models import Job
 from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,21 @@ class DeliveryOutcome:
     retry_in_s: float | None  # None: stop (delivered, no webhook, refused target, or the day is over)
 
 
-def result_link(objects: Any, job: Any, *, expires_s: int, public_base: str | None = None) -> str | None:
+class WebhookEvent(TypedDict):
+    """The callback's JSON body (signed as sent)."""
+
+    event: str
+    jobId: str
+    status: str
+    audioUrl: str | None
+    characters: int
+    durationSeconds: float | None
+    chunks: int
+    error: str | None
+    finishedAt: str | None
+
+
+def result_link(objects: ObjectStore, job: Job, *, expires_s: int, public_base: str | None = None) -> str | None:
     """The callback's link to the audio: a presigned URL where the store can make one, else the
     API's own download path."""
     if not job.result_key:
@@ -32,7 +48,7 @@ def result_link(objects: Any, job: Any, *, expires_s: int, public_base: str | No
     return url
 
 
-def event_payload(job: Any, *, audio_url: str | None) -> dict[str, Any]:
+def event_payload(job: Job, *, audio_url: str | None) -> WebhookEvent:
     return {
         "event": f"job.{job.status}",
         "jobId": str(job.id),
@@ -51,7 +67,7 @@ def deliver(
     sessions: SessionFactory,
     job_id: uuid.UUID,
     attempt: int,
-    audio_url: Callable[[Any], str | None],
+    audio_url: Callable[[Job], str | None],
     allow_private: bool,
     timeout_s: float,
     max_delay_s: float = webhooks.MAX_DELAY_S,

@@ -9,16 +9,18 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from dataclasses import asdict, dataclass
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Final
 
 from sqlalchemy.orm import Session
 
+from scheduler.job_params import JobParams
 from scheduler.objects import source_key
 from scheduler.webhooks import check_url
 from speech.billing import billed_characters
 from store.db import jobs as job_repo
 from store.db.models import Job
+from store.objects.base import ObjectStore
 
 FORMATS: Final[dict[str, str]] = {
     "mp3": "audio/mpeg",
@@ -29,41 +31,16 @@ FORMATS: Final[dict[str, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class JobSpec:
-    """A validated job request; everything but the text goes into the row's ``params``."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobSpec(JobParams):
+    """A validated job request: its options (``JobParams``, the row's ``params``) and its text."""
 
     text: str
-    speaker: str
-    model_id: str
-    lang: str
-    sampling_rate: int | None = None
-    time_scale: float = 1.0
-    speed_alpha: float | None = None
-    format: str = "wav"
-    webhook_url: str | None = None
-    title: str | None = None
-    author: str | None = None
-    normalize: bool = True
-    skip_front_matter: bool = False  # Project Gutenberg header/footer, title page, contents
-    chapters: list[dict[str, Any]] | None = None  # given as [{"title", "start"}]; else detected
-    pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
-    loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
-    loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
-    lexicons: list[dict[str, Any]] | None = None  # [{"name", "version"}]: the lexicons it uses, pinned
-
-    def params(self) -> dict[str, Any]:
-        params = asdict(self)
-        params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons"):
-            if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
-                params.pop(name)
-        return params
 
     def request_hash(self) -> str:
-        params = self.params()
-        if "lexicons" in params:  # the names asked for, not the versions they had: a retry after a
-            params["lexicons"] = [entry["name"] for entry in params["lexicons"]]  # PUT is the same request
+        params = self.to_stored()
+        if self.lexicons:  # the names asked for, not the versions they had: a retry after a
+            params["lexicons"] = [entry["name"] for entry in self.lexicons]  # PUT is the same request
         canonical = json.dumps({"text": self.text, **params}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -71,7 +48,7 @@ class JobSpec:
 def submit_job(
     *,
     session: Session,
-    objects: Any,
+    objects: ObjectStore,
     account_id: uuid.UUID,
     spec: JobSpec,
     idempotency_key: str | None = None,
@@ -90,7 +67,7 @@ def submit_job(
             session=session,
             job_id=job_id,
             account_id=account_id,
-            params=spec.params(),
+            params=spec.to_stored(),
             request_hash=request_hash,
             idempotency_key=idempotency_key,
             text_key=key,

@@ -1,10 +1,12 @@
-"""The job lifecycle, in one place: every transition and every "what runs next" decision.
+"""The job lifecycle, in one place: every step's entry and every "what runs next" decision.
 
 A job moves ``queued -> planning -> running -> assembling -> succeeded`` (or ``failed`` /
-``canceled`` from any state before the end), and each end is announced by a webhook. The steps
-themselves live in their own modules (``planning``, ``synthesis``, ``assembly``, ``delivery``,
-``reaper``); this module calls them, decides which task follows, and returns that decision as
-``Message`` values. The adapters (the Celery tasks, the jobs route) send them only after the
+``canceled`` from any state before the end), and each end is announced by a webhook. The moves
+a job may make are one table (``store.status.TRANSITIONS``), enforced by the one function that
+writes a status (``store.db.jobs.set_job_status``): a step asks for the status it needs and the
+table decides whether the job may go there. The steps themselves live in their own modules
+(``planning``, ``synthesis``, ``assembly``, ``delivery``, ``reaper``); this module calls them,
+decides which task follows, and returns that decision as ``Message`` values. The adapters (the Celery tasks, the jobs route) send them only after the
 transaction that decided them has committed, so a message never names a row a rollback removed,
 and the lifecycle can be tested without Celery or a broker.
 """
@@ -16,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -30,19 +32,17 @@ from scheduler.queue import (
     TASK_WEBHOOK,
     Message,
 )
+from speech.synthesizer import BatchSynthesizer
+from speech.voices.catalog import VoiceCatalog
 from store.db import jobs as job_repo
 from store.db.models import Job
 from store.db.session import SessionFactory
 from store.errors import JobNotFound
+from store.objects.base import ObjectStore
+from store.status import JobStatus
 
 log = logging.getLogger(__name__)
 
-ACTIVE: tuple[str, ...] = (
-    "queued",
-    "planning",
-    "running",
-    "assembling",
-)  # a job that may still fail or be canceled
 T = TypeVar("T")
 
 
@@ -65,7 +65,7 @@ def announce(job_id: uuid.UUID | str, attempt: int = 1, *, countdown: float | No
 def submit(
     *,
     session: Session,
-    objects: Any,
+    objects: ObjectStore,
     account_id: uuid.UUID,
     spec: intake.JobSpec,
     idempotency_key: str | None,
@@ -89,7 +89,7 @@ def cancel(*, session: Session, job_id: uuid.UUID, account_id: uuid.UUID) -> tup
     job_repo.get_job(
         session=session, job_id=job_id, account_id=account_id
     )  # another account's job: not found
-    moved = job_repo.set_job_status(session=session, job_id=job_id, status="canceled", expected=ACTIVE)
+    moved = job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.CANCELED)
     job = job_repo.get_job(session=session, job_id=job_id, account_id=account_id)
     return job, [announce(job_id)] if moved else []
 
@@ -106,8 +106,7 @@ def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -
             failed = job_repo.set_job_status(
                 session=session,
                 job_id=job_id,
-                status="failed",
-                expected=ACTIVE,
+                status=JobStatus.FAILED,
                 error=job_error(error),  # the customer's sentence; the exception is in the worker's log
             )
     except JobNotFound:
@@ -117,7 +116,7 @@ def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -
 
 
 def plan(
-    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, batch_chars: int, window: int
+    *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, batch_chars: int, window: int
 ) -> Step[int]:
     """Split the text into chunks; send the first batches, or straight to assembly when a resumed
     job has nothing left to synthesize."""
@@ -137,9 +136,9 @@ def after_plan(job_id: uuid.UUID, batches: list[list[int]]) -> list[Message]:
 def synthesize(
     *,
     sessions: SessionFactory,
-    objects: Any,
-    synthesizer: Any,
-    catalog: Any,
+    objects: ObjectStore,
+    synthesizer: BatchSynthesizer,
+    catalog: VoiceCatalog,
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,
@@ -181,14 +180,14 @@ def after_batch(
     return messages
 
 
-def assemble(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
+def assemble(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
     """Join the chunks into the book; the call that moved the job to ``succeeded`` announces it."""
     done = assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
     return Step(done, [announce(job_id)] if done else [])
 
 
 def assemble_ahead(
-    *, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None
+    *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None
 ) -> Step[int]:
     """Assembly's share that a running job's done chunks allow (chapter scope): no transition,
     nothing to send; the last batch's ``assemble`` finds this work stored and does the rest."""
@@ -202,7 +201,7 @@ def assemble_ahead(
 def deliver_webhook(
     *,
     sessions: SessionFactory,
-    objects: Any,
+    objects: ObjectStore,
     job_id: uuid.UUID,
     attempt: int,
     presign_seconds: int,

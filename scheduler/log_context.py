@@ -12,12 +12,11 @@ formatter that reads it is configured by the entry points (``lector.logs``).
 from __future__ import annotations
 
 import contextvars
-from typing import Any
 
 _context: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("lector_log_context", default=None)
 
 
-def start(**ids: Any) -> contextvars.Token[dict[str, str] | None]:
+def start(**ids: object) -> contextvars.Token[dict[str, str] | None]:
     """A fresh context for a new request or task; ``reset(token)`` ends it."""
     return _context.set({k: str(v) for k, v in ids.items() if v is not None})
 
@@ -26,7 +25,7 @@ def reset(token: contextvars.Token[dict[str, str] | None]) -> None:
     _context.reset(token)
 
 
-def bind(**ids: Any) -> None:
+def bind(**ids: object) -> None:
     """Add ids to the current context (a new one where none was started)."""
     current = _context.get()
     if current is None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
 from scheduler.timeline import Timeline, faded, fetch_audio
 from speech.audio import LoudnessMeter
+from store.objects.base import ObjectStore
 
 #: A part starts at least this long after the chunk before it has ended: the K-weighting
 #: filters' tail has died away by then (their time constants are a few milliseconds).
@@ -57,7 +58,7 @@ def parts(timeline: Timeline, firsts: Sequence[int]) -> list[Part]:
     return [Part(first, stop, begin, end) for (first, begin), stop, end in zip(starts, stops, ends, strict=True)]
 
 
-def measure_part(objects: Any, job_id: uuid.UUID, timeline: Timeline, part: Part) -> Measured:
+def measure_part(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, part: Part) -> Measured:
     """The part's meter (fed silence for the pauses) and its chunks' peaks. Runs in a worker
     process: everything it takes pickles, and it returns a few numbers per 100 ms."""
     rate = timeline.native_rate

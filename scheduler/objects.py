@@ -1,4 +1,4 @@
-"""Deterministic object-store keys for a job's artefacts.
+"""Deterministic object-store keys for a job's artefacts, and the shape of a chunk's metadata.
 
 Every task may run twice; writing the same bytes under the same key makes the second run
 harmless, and lets a repeat find the first run's work.
@@ -7,6 +7,25 @@ harmless, and lets a repeat find the first run's work.
 from __future__ import annotations
 
 import uuid
+from typing import NotRequired, TypedDict
+
+
+class TimedWord(TypedDict):
+    """A spoken word and when it is said, in seconds (chunk-relative in a chunk's metadata)."""
+
+    word: str
+    start: float
+    end: float
+
+
+class ChunkMeta(TypedDict):
+    """What ``chunk_meta_key`` holds (JSON), written by synthesis and read by assembly."""
+
+    sample_rate: int
+    samples: NotRequired[int]  # chunks stored before it was written carry only their duration
+    duration_s: float
+    words: list[TimedWord]
+    text: str
 
 
 def source_key(job_id: uuid.UUID | str) -> str:

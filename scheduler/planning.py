@@ -23,15 +23,18 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy.orm import Session
 
 from scheduler.chapters import Section, sections_for, spoken
-from scheduler.objects import plan_key
+from scheduler.job_params import JobParams
+from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
 from store.db import jobs as job_repo
+from store.objects.base import ObjectStore
+from store.status import JobStatus
 
 CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small enough to retry cheaply
 
@@ -54,8 +57,8 @@ class Pauses:
     chapter_ms: int = PAUSE_CHAPTER_MS
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Pauses:
-        given = params.get("pauses") or {}
+    def from_params(cls, params: JobParams) -> Pauses:
+        given = params.pauses or {}
         return cls(
             sentence_ms=int(given.get("sentence", PAUSE_SENTENCE_MS)),
             paragraph_ms=int(given.get("paragraph", PAUSE_PARAGRAPH_MS)),
@@ -152,7 +155,7 @@ def batches(lengths: dict[int, int], *, budget: int, window: int | None = None) 
 
 
 def plan_job(
-    *, session: Session, objects: Any, job_id: uuid.UUID, batch_chars: int, window: int
+    *, session: Session, objects: ObjectStore, job_id: uuid.UUID, batch_chars: int, window: int
 ) -> list[list[int]]:
     """Write chunk rows and the layout; return the batches to send now (at most about ``window``).
 
@@ -165,11 +168,11 @@ def plan_job(
     if job.is_terminal:
         return []
     if job.chunks_total == 0:
-        job_repo.set_job_status(session=session, job_id=job_id, status="planning", expected=("queued",))
-        text = objects.get_bytes(job.text_key).decode("utf-8")
-        params = dict(job.params)
+        job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
+        text = objects.get_bytes(job.text_key or source_key(job_id)).decode("utf-8")  # the key it was given
+        params = JobParams.from_stored(job.params)
         texts, layout = split(
-            text, params.get("lang") or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
+            text, params.lang or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
         )
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars)
@@ -178,7 +181,7 @@ def plan_job(
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]
         job_repo.add_chunks(session=session, job_id=job_id, texts=texts, characters=billed)
-    job_repo.set_job_status(session=session, job_id=job_id, status="running", expected=("queued", "planning"))
+    job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.RUNNING)
     pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}
     if not pending:
         return []
@@ -200,10 +203,10 @@ def _claim(session: Session, job_id: uuid.UUID, layout: Layout, count: int) -> l
     return [layout.batches[n] for n in range(end - count, min(end, len(layout.batches)))]
 
 
-def next_batches(*, session: Session, objects: Any, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
+def next_batches(*, session: Session, objects: ObjectStore, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
     """What a finished batch hands on: the next ``count`` batches nobody has been given yet."""
     job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-    if job.status != "running":
+    if job.status != JobStatus.RUNNING:
         return []
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     if not layout.batches or job_repo.batches_dispatched(session=session, job_id=job_id) >= len(layout.batches):

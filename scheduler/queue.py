@@ -13,7 +13,7 @@ before it notices a lost task.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from celery import Celery
 
@@ -76,7 +76,7 @@ class Message:
     rollback then removes)."""
 
     task: str
-    args: tuple[Any, ...] = ()
+    args: tuple[object, ...] = ()
     countdown: float | None = None
 
 
@@ -86,7 +86,7 @@ class Dispatcher:
 
     app: Celery
 
-    def send(self, task: str, *args: Any, countdown: float | None = None) -> None:
+    def send(self, task: str, *args: object, countdown: float | None = None) -> None:
         self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown)
 
     def send_all(self, messages: list[Message]) -> None:

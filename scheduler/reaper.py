@@ -21,8 +21,14 @@ from scheduler import webhooks
 from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN
 from store.db import jobs as job_repo
 from store.db import sweeps
+from store.status import JobStatus
 
-_NEXT_STEP = {"queued": TASK_PLAN, "planning": TASK_PLAN, "running": TASK_PLAN, "assembling": TASK_ASSEMBLE}
+_NEXT_STEP = {
+    JobStatus.QUEUED: TASK_PLAN,
+    JobStatus.PLANNING: TASK_PLAN,
+    JobStatus.RUNNING: TASK_PLAN,
+    JobStatus.ASSEMBLING: TASK_ASSEMBLE,
+}
 
 
 def stalled(*, session: Session, now: datetime | None = None, stall_after: timedelta) -> list[tuple[str, str]]:

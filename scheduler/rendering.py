@@ -42,6 +42,7 @@ from speech.audio import (
     limit_true_peak,
     open_file_encoder,
 )
+from store.objects.base import ObjectStore
 
 TRUE_PEAK_DBFS: Final = -3.0
 #: A stretch whose sample peak after the gain stays this far under the ceiling cannot have a true
@@ -147,7 +148,7 @@ def progressive_segments(
     return segments
 
 
-def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
+def _segment_blocks(objects: ObjectStore, job_id: uuid.UUID, book: Measured, segment: Segment, out_rate: int) -> Iterator[np.ndarray]:
     """The segment's output samples, ``segment.begin`` to ``segment.end``, block by block."""
     timeline = book.timeline
     ratio = out_rate / timeline.native_rate
@@ -225,7 +226,7 @@ def uses_segments(fmt: str, out_rate: int, workers: int) -> bool:
 
 
 def render_audio(
-    objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
+    objects: ObjectStore, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
     metadata: Metadata | None, workers: int,
 ) -> int:
     """Write the audio file; return its length in samples at ``out_rate``."""
@@ -259,7 +260,7 @@ def encoded_segments(timeline: Timeline, fmt: str, out_rate: int, workers: int) 
 
 
 def encode_segment(
-    objects: Any, job_id: uuid.UUID, book: Measured, segment: Segment, fmt: str, out_rate: int
+    objects: ObjectStore, job_id: uuid.UUID, book: Measured, segment: Segment, fmt: str, out_rate: int
 ) -> EncodedSegment:
     """One segment's frames. Runs in a worker process (``scheduler.parallel``): its arguments
     and its result pickle, and it holds one chunk and the segment's frames in memory."""
@@ -270,7 +271,7 @@ def encode_segment(
 
 
 def _render_segments(
-    objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
+    objects: ObjectStore, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
     metadata: Metadata | None, workers: int,
 ) -> int:
     timeline = book.timeline

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from scheduler.objects import job_prefix
 from store.db import jobs as job_repo
+from store.db.models import Job
+from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
 
 log = logging.getLogger("lector.retention")
 
 
 def expire_jobs(
-    *, session: Session, objects: Any, retention_days: float, now: datetime | None = None, limit: int = 100
+    *, session: Session, objects: ObjectStore, retention_days: float, now: datetime | None = None, limit: int = 100
 ) -> list[str]:
     """Expire up to ``limit`` jobs finished more than ``retention_days`` ago; return their ids."""
     cutoff = (now or datetime.now(UTC)) - timedelta(days=retention_days)
@@ -37,7 +39,7 @@ def expire_jobs(
     return expired
 
 
-def expire_all(*, sessions: Any, objects: Any, retention_days: float, batch: int = 100) -> int:
+def expire_all(*, sessions: SessionFactory, objects: ObjectStore, retention_days: float, batch: int = 100) -> int:
     """Sweep in batches of ``batch`` jobs, each batch committed on its own, until none is left."""
     total = 0
     while True:
@@ -48,5 +50,6 @@ def expire_all(*, sessions: Any, objects: Any, retention_days: float, batch: int
             return total
 
 
-def is_expired(job: Any) -> bool:
-    return bool((job.params or {}).get("expired"))
+def is_expired(job: Job) -> bool:
+    """Whether the sweep deleted the job's objects (the store's mark, beside the job's options)."""
+    return job_repo.is_expired(job)

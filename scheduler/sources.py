@@ -22,6 +22,7 @@ from xml.etree import ElementTree
 
 from scheduler.chapters import markdown_to_text
 from scheduler.errors import SourceError
+from scheduler.job_params import GivenChapter
 from speech.errors import MalformedXml, SsmlError, UnsafeXml
 from speech.text.markup import TextSegment
 from speech.text.ssml import ALLOWED, parse_ssml
@@ -46,7 +47,7 @@ class SourceText:
     """A book read from an upload: its text, and the chapters, title and author the file carried."""
 
     text: str
-    chapters: list[dict[str, Any]] = field(default_factory=list)  # [{"title", "start"}]
+    chapters: list[GivenChapter] = field(default_factory=list)
     title: str | None = None
     author: str | None = None
 
@@ -204,7 +205,7 @@ def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> SourceText:
             raise SourceError("the EPUB has no spine")
         labels = _toc_labels(archive, opf_dir, manifest, spine.get("toc"))
         parts: list[str] = []
-        chapters: list[dict[str, Any]] = []
+        chapters: list[GivenChapter] = []
         position = 0
         for ref in spine.iterfind("opf:itemref", _NS):
             item = manifest.get(ref.get("idref", ""))

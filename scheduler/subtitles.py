@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from scheduler.objects import TimedWord
 from speech.synthesizer import clean
 from speech.text import normalize, split_sentences
 from speech.text.phonemize import split_words
@@ -32,7 +33,7 @@ _CLAUSE_END: Final = re.compile(r"[,;:—–)\"”’]$")
 @dataclass(frozen=True, slots=True)
 class TimedSentence:
     text: str  # as written in the source
-    words: list[dict[str, Any]]  # {"word", "start", "end"}: the spoken words, in seconds
+    words: list[TimedWord]  # the spoken words, in seconds
 
     @property
     def start(self) -> float:
@@ -62,7 +63,7 @@ def spoken_sentences(text: str, lang: str, *, normalize_text: bool = True) -> li
 
 
 def timed_sentences(
-    text: str, words: Sequence[dict[str, Any]], lang: str, *, normalize_text: bool = True
+    text: str, words: Sequence[TimedWord], lang: str, *, normalize_text: bool = True
 ) -> list[TimedSentence]:
     """One chunk's sentences with their word timings (chunk-relative or shifted, as ``words`` are)."""
     if not words:

@@ -14,19 +14,23 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
 
 import numpy as np
 
+from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
-from scheduler.objects import chunk_audio_key, chunk_meta_key
-from speech.synthesizer import Controls, Synthesizer
+from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key
+from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.pls import PronunciationLexicon
 from speech.types import AudioChunk
 from speech.units import plan_request
+from speech.voices.catalog import VoiceCatalog
+from speech.voices.entries import Voice
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
+from store.status import JobStatus
 
 SENTENCE_GAP_MS = 250
 STORE_THREADS = 8
@@ -42,11 +46,13 @@ class BatchResult:
     chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
 
 
-def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
+def join_sentences(
+    chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS
+) -> tuple[np.ndarray, list[TimedWord]]:
     """One chunk's sentences back to back with a short gap; word times shifted to the chunk start."""
     gap = np.zeros(int(sample_rate * gap_ms / 1000), dtype=np.float32)
     parts: list[np.ndarray] = []
-    words: list[dict[str, Any]] = []
+    words: list[TimedWord] = []
     offset = 0
     for i, piece in enumerate(chunks):
         if i:
@@ -72,39 +78,39 @@ def _groups(todo: list[tuple[int, str]], group_chars: int) -> list[list[tuple[in
     return groups
 
 
-def _status(sessions: SessionFactory, job_id: uuid.UUID) -> str:
+def _status(sessions: SessionFactory, job_id: uuid.UUID) -> JobStatus:
     with sessions() as session:
         return job_repo.get_job(session=session, job_id=job_id, account_id=None).status
 
 
-def _store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
+def _store_chunk(objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
     it pending, and the redo overwrites the same keys)."""
     samples, words = join_sentences(pieces, rate)
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
     objects.put_bytes(chunk_audio_key(job_id, index), pcm, content_type="audio/L16")
-    meta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
+    meta: ChunkMeta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
 
 
-def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: dict[str, Any]) -> list[PronunciationLexicon]:
+def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: JobParams) -> list[PronunciationLexicon]:
     """The lexicons a job recorded at submission, at the versions it recorded: a rerun or a
     redelivered task reads the book exactly as the first run did, whatever was PUT since."""
-    pinned = params.get("lexicons") or []
+    pinned = params.lexicons or []
     if not pinned:
         return []
     with sessions() as session:
         used = for_request(
             session=session, account_id=account_id, names=[p["name"] for p in pinned],
-            versions={p["name"]: p["version"] for p in pinned}, limits=LexiconLimits(per_request=len(pinned)),
+            versions={p["name"]: p["version"] for p in pinned if "version" in p}, limits=LexiconLimits(per_request=len(pinned)),
         )
     return [u.lexicon for u in used]
 
 
 def _render_group(
-    synthesizer: Synthesizer, voice: Any, controls: Controls, group: list[tuple[int, str]], lang: str,
+    synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, group: list[tuple[int, str]], lang: str,
     normalize_text: bool, lexicons: list[PronunciationLexicon],
 ) -> list[tuple[int, str, list[AudioChunk]]]:
     """Each chunk's audio pieces, one per unit. The text units of the whole group go to the engine
@@ -122,37 +128,37 @@ def _render_group(
 def synthesize_batch(
     *,
     sessions: SessionFactory,
-    objects: Any,
-    synthesizer: Synthesizer,
-    catalog: Any,
+    objects: ObjectStore,
+    synthesizer: BatchSynthesizer,
+    catalog: VoiceCatalog,
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,
 ) -> BatchResult:
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status == "canceled" or job.is_terminal:
-            return BatchResult(0, False, canceled=job.status == "canceled")
-        params = dict(job.params)
+        if job.is_terminal:
+            return BatchResult(0, False, canceled=job.status == JobStatus.CANCELED)
+        params = JobParams.from_stored(job.params)
         account_id = job.account_id
         wanted = set(indices)
         pending = [c for c in job_repo.pending_chunks(session=session, job_id=job_id) if c.index in wanted]
         todo = [(c.index, c.text) for c in pending]
         billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
-    voice = catalog.resolve(params["model_id"], params["speaker"], params["lang"])
+    voice = catalog.resolve(params.model_id, params.speaker, params.lang)
     controls = Controls(
-        time_scale=params.get("time_scale") or 1.0,
-        speed_alpha=params.get("speed_alpha"),
-        model_id=params["model_id"],
+        time_scale=params.time_scale or 1.0,
+        speed_alpha=params.speed_alpha,
+        model_id=params.model_id,
     )
-    lang = params["lang"]
-    normalize_text = params.get("normalize", True)
+    lang = params.lang
+    normalize_text = params.normalize
     lexicons = job_lexicons(sessions, account_id, params)
     produced = billed = 0
     for group in _groups(todo, group_chars):
         # Between groups, look again: a canceled job stops within one group's compute.
-        if produced and _status(sessions, job_id) != "running":
-            return BatchResult(produced, False, canceled=True, billed=billed, model=params["model_id"])
+        if produced and _status(sessions, job_id) != JobStatus.RUNNING:
+            return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id)
         work = _render_group(synthesizer, voice, controls, group, lang, normalize_text, lexicons)
         rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(voice).sample_rate)
         # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
@@ -172,16 +178,16 @@ def synthesize_batch(
             )
             durations_by_index = {i: d for i, _, d in stored}
             usage_repo.record_job_usage(
-                session=session, account_id=account_id, job_id=job_id, model=params["model_id"],
-                speaker=params["speaker"], lang=lang,
+                session=session, account_id=account_id, job_id=job_id, model=params.model_id,
+                speaker=params.speaker, lang=lang,
                 chunks=[(i, billed_per_chunk[i], durations_by_index[i]) for i in marked],
             )
             produced += len(marked)
             billed += sum(billed_per_chunk[i] for i in marked)
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
+        complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
     return BatchResult(
-        produced, complete, billed=billed, model=params["model_id"],
-        chapter_scope=params.get("loudness_scope") == "chapter",
+        produced, complete, billed=billed, model=params.model_id,
+        chapter_scope=params.chapter_scope,
     )

@@ -13,12 +13,13 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
-from scheduler.objects import chunk_audio_key, chunk_meta_key
+from scheduler.objects import ChunkMeta, chunk_audio_key, chunk_meta_key
 from speech.audio import fade_edges
+from store.objects.base import ObjectStore
 
 FADE_MS: Final = 5.0
 PREFETCH: Final = 6
@@ -50,7 +51,7 @@ class Timeline:
         return following - self.offsets[index]
 
 
-def fetch_audio(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Iterator[np.ndarray]:
+def fetch_audio(objects: ObjectStore, job_id: uuid.UUID, start: int, stop: int) -> Iterator[np.ndarray]:
     """Chunks ``start..stop-1``'s int16 samples in order, fetched ``PREFETCH`` ahead. Their metadata
     is read once per book, by the thread that writes the timings (:func:`fetch_metas`)."""
 
@@ -71,7 +72,7 @@ def fetch_audio(objects: Any, job_id: uuid.UUID, start: int, stop: int) -> Itera
                 future.cancel()
 
 
-def fetch_metas(objects: Any, job_id: uuid.UUID, count: int) -> Iterator[dict[str, Any]]:
+def fetch_metas(objects: ObjectStore, job_id: uuid.UUID, count: int) -> Iterator[ChunkMeta]:
     """Every chunk's meta (text, word timings, length) in order, many requests in flight: they
     are small, so an object store's latency is what they cost."""
     with ThreadPoolExecutor(max_workers=_META_THREADS, thread_name_prefix="assemble-meta") as pool:
@@ -82,13 +83,14 @@ def fetch_metas(objects: Any, job_id: uuid.UUID, count: int) -> Iterator[dict[st
                 while next_index < count and len(pending) < 4 * _META_THREADS:
                     pending.append(pool.submit(objects.get_bytes, chunk_meta_key(job_id, next_index)))
                     next_index += 1
-                yield json.loads(pending.popleft().result())
+                meta: ChunkMeta = json.loads(pending.popleft().result())
+                yield meta
         finally:
             for future in pending:
                 future.cancel()
 
 
-def meta_length(meta: dict[str, Any]) -> int:
+def meta_length(meta: ChunkMeta) -> int:
     """A chunk's length in samples: stored since chunks carry it, else exact from its duration
     (``len / rate`` in a double round-trips)."""
     if "samples" in meta:

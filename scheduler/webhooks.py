@@ -16,8 +16,8 @@ import ipaddress
 import json
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -89,7 +89,7 @@ class Attempt:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def post(url: str, payload: dict[str, Any], *, secret: str, timeout_s: float) -> Attempt:
+def post(url: str, payload: Mapping[str, object], *, secret: str, timeout_s: float) -> Attempt:
     body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     headers = {
         "Content-Type": "application/json",

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from speech.audio import AudioFormat, StreamResampler, open_encoder
 from speech.synthesizer import Controls, Synthesizer
 from speech.types import AudioChunk, WordTiming
+
+if TYPE_CHECKING:
+    from speech.voices.entries import Voice
 from speech.units import StreamStep
 
 
@@ -35,7 +38,7 @@ def _shift(words: list[WordTiming], offset: float) -> list[WordTiming]:
 
 def pcm_stream(
     synthesizer: Synthesizer,
-    voice: Any,
+    voice: Voice,
     units: Sequence[StreamStep],
     controls: Controls,
     *,

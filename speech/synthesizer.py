@@ -12,17 +12,21 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from speech.engines.base import Engine
+from speech.engines.base import Engine, gathers_calls, speaks_phonemes
 from speech.errors import PhonemesNotSupported
 from speech.text import normalize, split_sentences
 from speech.text.kana import to_kana
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
-EngineLoader = Callable[[Any], Engine]
+if TYPE_CHECKING:  # both import this module
+    from speech.units import StreamStep
+    from speech.voices.entries import Voice
+
+EngineLoader = Callable[["Voice"], Engine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,20 @@ def _foreign_ipa(text: str, lang: str) -> str:
     return default_phonemizer().phonemize(text, espeak_voice(lang))
 
 
+class BatchSynthesizer(Protocol):
+    """What a book's synthesis step asks of a synthesizer (``scheduler.synthesis``): a voice's
+    engine (its sample rate) and a batch of sentences at once. ``Synthesizer`` is one; a test
+    may hand in its own."""
+
+    def engine(self, voice: Voice) -> Engine: ...
+
+    def synthesize(
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
+    ) -> list[AudioChunk]: ...
+
+    def render(self, voice: Voice, unit: StreamStep, controls: Controls) -> AudioChunk: ...
+
+
 class Synthesizer:
     """Engines by voice, loaded lazily and shared by every request of the process."""
 
@@ -98,7 +116,7 @@ class Synthesizer:
         # fights the first for the same cores; the model service batches across requests instead.
         self._run_locks: dict[str, threading.Lock] = {}
 
-    def engine(self, voice: Any) -> Engine:
+    def engine(self, voice: Voice) -> Engine:
         key = voice.key
         with self._lock:
             engine = self._engines.get(key)
@@ -108,16 +126,16 @@ class Synthesizer:
                 self._run_locks[key] = threading.Lock()
             return engine
 
-    def _run_lock(self, voice: Any, engine: Engine) -> contextlib.AbstractContextManager[Any]:
+    def _run_lock(self, voice: Voice, engine: Engine) -> contextlib.AbstractContextManager[object]:
         """The voice's one-at-a-time lock; none for an engine that gathers concurrent calls into
         shared forward passes itself (``speech.batched_engine``): holding callers back would
         leave it nothing to gather."""
-        if getattr(engine, "batches_calls", False):
+        if gathers_calls(engine):
             return contextlib.nullcontext()
         return self._run_locks[voice.key]
 
     def synthesize(
-        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         """All sentences in one call, batched by the engine (the batch path)."""
         engine = self.engine(voice)
@@ -126,56 +144,53 @@ class Synthesizer:
             return engine.synthesize(list(sentences), options)
 
     def stream(
-        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
     ) -> Iterator[AudioChunk]:
         """Sentence by sentence, so the first audio leaves before the last sentence is computed."""
         for sentence in sentences:
             if sentence.strip():
                 yield from self.synthesize(voice, [sentence], controls)
 
-    def render(self, voice: Any, unit: Any, controls: Controls) -> AudioChunk:
+    def render(self, voice: Voice, unit: StreamStep, controls: Controls) -> AudioChunk:
         """One stream unit (see ``speech.units``): a sentence, a pause, raw phonemes or a mark,
         in the unit's own voice when SSML switched it, at its rate and level."""
-        voice = getattr(unit, "voice", None) or voice
+        voice = unit.voice or voice
         engine = self.engine(voice)
-        if unit.pause_ms or getattr(unit, "mark", ""):
+        if unit.pause_ms or unit.mark:
             silence = np.zeros(int(engine.sample_rate * unit.pause_ms / 1000), dtype=np.float32)
-            marks = [WordTiming(unit.mark, 0.0, 0.0)] if getattr(unit, "mark", "") else []
+            marks = [WordTiming(unit.mark, 0.0, 0.0)] if unit.mark else []
             return AudioChunk(silence, engine.sample_rate, "", marks)
         if unit.speed is not None:
             controls = replace(controls, speed_alpha=unit.speed)
-        rate = getattr(unit, "rate", None)
-        if rate:
-            controls = replace(controls, time_scale=controls.time_scale / rate)
-        lang = getattr(unit, "lang", None)
+        if unit.rate:
+            controls = replace(controls, time_scale=controls.time_scale / unit.rate)
         if unit.phonemes:
             chunk = self.synthesize_phonemes(voice, [unit.phonemes], controls)[0]
-            chunk = _written(chunk, getattr(unit, "word", ""))
-        elif lang and lang != getattr(voice, "lang", lang):
-            chunk = _written(self.synthesize_phonemes(voice, [_foreign_ipa(unit.text, lang)], controls)[0], unit.text)
+            chunk = _written(chunk, unit.word)
+        elif unit.lang and unit.lang != voice.lang:
+            chunk = _written(self.synthesize_phonemes(voice, [_foreign_ipa(unit.text, unit.lang)], controls)[0], unit.text)
         else:
             chunk = self.synthesize(voice, [unit.text], controls)[0]
-        gain_db = getattr(unit, "gain_db", 0.0)
-        if gain_db:
-            chunk = replace(chunk, samples=(chunk.samples * np.float32(10 ** (gain_db / 20))).clip(-1.0, 1.0))
+        if unit.gain_db:
+            chunk = replace(chunk, samples=(chunk.samples * np.float32(10 ** (unit.gain_db / 20))).clip(-1.0, 1.0))
         return chunk
 
     def synthesize_phonemes(
-        self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, phoneme_strings: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         """IPA spoken as written (``{...}`` markup), for engines that take phonemes."""
         engine = self.engine(voice)
-        speak = getattr(engine, "synthesize_phonemes", None)
-        if speak is None:
-            raise PhonemesNotSupported(getattr(voice, "speaker", str(voice.key)))
+        speaker = speaks_phonemes(engine)
+        if speaker is None:
+            raise PhonemesNotSupported(voice.speaker)
         options = SynthesisOptions(length_scale=(controls or Controls()).length_scale())
         with self._run_lock(voice, engine):
-            return speak(list(phoneme_strings), options)  # type: ignore[no-any-return]
+            return speaker.synthesize_phonemes(list(phoneme_strings), options)
 
-    def speaks_phonemes(self, voice: Any) -> bool:
+    def speaks_phonemes(self, voice: Voice) -> bool:
         """Whether ``voice``'s engine takes IPA directly (``{...}`` markup); asked before a
         stream starts, so a voice that cannot gets a 400 instead of a stream cut short."""
-        return callable(getattr(self.engine(voice), "synthesize_phonemes", None))
+        return speaks_phonemes(self.engine(voice)) is not None
 
-    def phonemize(self, voice: Any, text: str) -> str:
+    def phonemize(self, voice: Voice, text: str) -> str:
         return self.engine(voice).phonemize(text)

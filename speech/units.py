@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from speech.synthesizer import prepare
 from speech.text import PauseSegment, PhonemeSegment, Segment, TextSegment, parse_markup
 from speech.text.markup import MarkSegment
 from speech.text.pls import PronunciationLexicon, apply_lexicons
 from speech.text.ssml import parse_ssml
+
+if TYPE_CHECKING:
+    from speech.voices.entries import Voice
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,7 @@ class StreamStep:
     gain_db: float = 0.0  # SSML volume/emphasis: a gain on the audio as made
     lang: str | None = None  # SSML lang: the text's language when it is not the voice's
     speaker: str | None = None  # SSML voice: another voice of the model, by name
-    voice: Any = None  # that voice, resolved by the caller through the catalog
+    voice: Voice | None = None  # that voice, resolved by the caller through the catalog
     mark: str = ""  # an SSML mark: no audio, its name in the word timings
 
 

@@ -76,7 +76,7 @@ class InvocationRequest:
     encoding: str = "f32"
     input: str = "text"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "sentences": self.sentences, "voice": self.voice, "lengthScale": self.length_scale,
             "noiseScale": self.noise_scale, "noiseW": self.noise_w, "encoding": self.encoding,
@@ -96,7 +96,7 @@ def _optional_number(payload: Mapping[str, Any], name: str) -> float | None:
     return number
 
 
-def parse_request(payload: Any) -> InvocationRequest:
+def parse_request(payload: object) -> InvocationRequest:
     """Check a decoded JSON body; ``WireError`` carries the message for the 400."""
     if not isinstance(payload, dict):
         raise WireError("body must be a JSON object")
@@ -131,7 +131,7 @@ def frame(kind: bytes, payload: bytes) -> bytes:
     return _PREFIX.pack(kind, len(payload)) + payload
 
 
-def json_frame(kind: bytes, obj: Any) -> bytes:
+def json_frame(kind: bytes, obj: object) -> bytes:
     return frame(kind, json.dumps(obj, separators=(",", ":")).encode())
 
 

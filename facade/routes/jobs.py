@@ -28,6 +28,7 @@ from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
+from scheduler.job_params import JobParams
 from scheduler.lexicons import for_request
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
@@ -36,7 +37,9 @@ from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
+from store.db.models import Job
 from store.errors import JobNotFound
+from store.status import JobStatus
 
 router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
@@ -45,8 +48,8 @@ _BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
 _JSON_FORM_FIELDS: Final = ("chapters", "pauses")
 
 
-def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
-    params = job.params or {}
+def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
+    params = JobParams.from_stored(job.params)
     return {
         "id": str(job.id),
         "status": job.status,
@@ -60,13 +63,13 @@ def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, 
             "audioSeconds": audio_seconds_done if audio_seconds_done is not None else job.audio_seconds,
         },
         "durationSeconds": job.audio_seconds,
-        "format": params.get("format"),
-        "samplingRate": params.get("sampling_rate"),
-        "speaker": params.get("speaker"),
-        "modelId": params.get("model_id"),
-        "title": params.get("title"),
-        "author": params.get("author"),
-        "lexicons": params.get("lexicons") or [],
+        "format": params.format,
+        "samplingRate": params.sampling_rate,
+        "speaker": params.speaker,
+        "modelId": params.model_id,
+        "title": params.title,
+        "author": params.author,
+        "lexicons": params.lexicons or [],
         "expired": retention.is_expired(job),
         "error": job.error,
     }
@@ -263,7 +266,8 @@ def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key:
                            limits=services.lexicon_limits)
         spec = replace(spec, lexicons=[{"name": u.name, "version": u.version} for u in used] or None)
         job, created, messages = lifecycle.submit(  # InvalidWebhookUrl: the table's 400
-            session=session, objects=services.objects, account_id=configured(principal.account_id), spec=spec,
+            session=session, objects=configured(services.objects), account_id=configured(principal.account_id),
+            spec=spec,
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
         )
         view = job_view(job)
@@ -349,7 +353,7 @@ def _result(services: Services, principal: Principal, jid: uuid.UUID) -> Any:
         job = job_repo.get_job(session=session, job_id=jid, account_id=principal.account_id)
         if retention.is_expired(job):
             raise e.ApiError(410, EXPIRED)
-        if job.status != "succeeded" or not job.result_key:
+        if job.status != JobStatus.SUCCEEDED or not job.result_key:
             raise e.ApiError(409, f"job is {job.status}; audio is available once it has succeeded")
         return job.result_key, job.result_content_type
 

@@ -9,15 +9,17 @@ OpenAI's JSON shape, because OpenAI's clients parse them.
 
 from __future__ import annotations
 
-import uuid
+import functools
+from collections.abc import Iterator
 
 import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from facade import errors as e
-from facade.deps import Principal, Services, ServicesDep, current_principal
+from facade.deps import Services, ServicesDep, current_principal
 from facade.errors import OpenAIError
+from facade.metered import MeteredSynthesis
 from facade.openai_compat import (
     OUTPUT_FORMATS,
     SAMPLE_RATE,
@@ -26,13 +28,12 @@ from facade.openai_compat import (
     parse_speech,
     time_scale,
 )
-from facade.plans import Plan, in_engine_thread, resolve
+from facade.plans import resolve
 from facade.routes.tts import audio_stream
-from facade.usage import record
 from facade.validation import SynthesisRequest, parse_lexicon_names
-from speech.audio import encode_whole
+from speech.audio import AudioFormat, encode_whole
 from speech.errors import SpeechError
-from speech.streaming import StreamStats, pcm_stream
+from speech.types import AudioChunk
 
 router = APIRouter(route_class=e.OpenAIRoute)
 ENDPOINT = "audio-speech"  # the name accounts' allowedEndpoints use for this route
@@ -61,7 +62,8 @@ async def audio_speech(request: Request, services: ServicesDep) -> Response:
         if output.media_type:
             response.headers["content-type"] = output.media_type
         return response
-    audio = await in_engine_thread(services, _whole, services, principal, req, plan, output.audio)
+    metered = MeteredSynthesis(services, principal, req, plan, rate=SAMPLE_RATE, transport="http")
+    audio = await metered.whole(functools.partial(_whole, output.audio))
     return Response(audio, media_type=output.media_type or output.audio.content_type(SAMPLE_RATE),
                     headers={"Cache-Control": "no-store"})
 
@@ -75,13 +77,8 @@ def _voice_lang(services: Services, model_id: str, speaker: str) -> str | None:
         return None
 
 
-def _whole(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan, fmt: object) -> bytes:
-    """The whole file for formats that cannot stream; billed for what was synthesized."""
-    stats = StreamStats()
-    try:
-        chunks = [c.samples for c in pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls,
-                                                sample_rate=SAMPLE_RATE, stats=stats)]
-    finally:
-        record(services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+def _whole(fmt: AudioFormat, pcm: Iterator[AudioChunk]) -> bytes:
+    """The whole file for formats that cannot stream (``MeteredSynthesis.whole`` bills it)."""
+    chunks = [c.samples for c in pcm]
     samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
-    return encode_whole(fmt, samples, SAMPLE_RATE)  # type: ignore[arg-type]
+    return encode_whole(fmt, samples, SAMPLE_RATE)

@@ -3,7 +3,8 @@
 The first sentence is synthesized before the response starts: a failure there can still be a
 proper 500 (JSON ``{"error": ...}``, as the vendor API contract says), and the first bytes leave as soon as it
 is done. The rest streams sentence by sentence. Usage is recorded when the stream ends, also
-when the client went away part-way: what was synthesized is billed, nothing more.
+when the client went away part-way: what was synthesized is billed, nothing more
+(``facade.metered``, shared by every transport).
 """
 
 from __future__ import annotations
@@ -12,18 +13,16 @@ import base64
 import json
 import logging
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
-import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
+from facade.metered import MeteredSynthesis, encoded_whole
 from facade.metrics import observe_first_byte
-from facade.plans import Plan, default_rate, in_engine_thread, resolve
-from facade.usage import close_quietly, record
+from facade.plans import Plan, default_rate, resolve
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
     JSON_VARIANT_FORMATS,
@@ -33,7 +32,6 @@ from speech.audio import (
     negotiate,
     not_acceptable_message,
 )
-from speech.streaming import StreamStats, encoded_stream, pcm_stream
 
 log = logging.getLogger("lector.tts")
 router = APIRouter()
@@ -67,42 +65,31 @@ async def service_tts(request: Request, services: ServicesDep, principal: Princi
 async def audio_stream(
     services: Services, principal: Principal, req: SynthesisRequest, plan: Plan, fmt: AudioFormat, rate: int, *, transport: str
 ) -> Response:
-    stats = StreamStats()
-    request_id = uuid.uuid4().hex
-    chunks = encoded_stream(
-        pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats),
-        fmt,
-        rate,
-    )
+    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport=transport)
+    metered.open(fmt)
     started = time.perf_counter()
-    # The vendor API contract: an unhandled 500 here is JSON.
-    with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed before the first byte", logger=log):
-        first = await in_engine_thread(services, _next, chunks)
+    try:
+        # The vendor API contract: an unhandled 500 here is JSON.
+        with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed before the first byte", logger=log):
+            first = await metered.next()
+    except BaseException:
+        await metered.finish()
+        raise
     observe_first_byte(transport, fmt.value)
 
     async def body() -> AsyncIterator[bytes]:
         # The usage row is committed once the last unit is synthesized and before its bytes go out,
         # so a response the client saw complete is always billed, even if the process dies after.
-        recorded = False
-        total = len(plan.units)
         try:
             pending = first
             while pending is not None:
-                if not recorded and stats.sentences >= total:
-                    await services.offload(
-                        record, services, principal, req, plan, stats, transport=transport, request_id=request_id
-                    )
-                    recorded = True
+                if metered.complete:
+                    await metered.bill()
                 if pending:
                     yield pending
-                pending = await in_engine_thread(services, _next, chunks)
+                pending = await metered.next()
         finally:
-            if not recorded:  # the client went away (or synthesis failed) part-way: bill what was made
-                with anyio.CancelScope(shield=True):  # a disconnect cancels this task; billing must still run
-                    await services.offload(
-                        record, services, principal, req, plan, stats, transport=transport, request_id=request_id
-                    )
-            close_quietly(chunks)
+            await metered.finish()  # the client went away (or synthesis failed) part-way: bill what was made
 
     # Server-Timing lets a client (and bench/latency.py) split time to first byte into lector's own
     # overhead and the first sentence's synthesis (engine, resampling, encoding).
@@ -111,25 +98,13 @@ async def audio_stream(
     return StreamingResponse(body(), media_type=fmt.content_type(rate), headers=headers)
 
 
-def _next(iterator: Iterator[bytes]) -> bytes | None:
-    return next(iterator, None)
-
-
-def _whole(services: Services, plan: Plan, fmt: AudioFormat, rate: int, stats: StreamStats) -> bytes:
-    chunks = pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats)
-    return b"".join(encoded_stream(chunks, fmt, rate))
-
-
 async def json_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
     """``Accept: application/json`` (mist, mistv2): ``{"audioContent": "<base64>"}``."""
     fmt = from_audio_format_param(req.audio_format or "mp3", allowed=JSON_VARIANT_FORMATS)
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
-    stats = StreamStats()
-    try:
-        with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed (JSON variant)", logger=log):
-            audio = await in_engine_thread(services, _whole, services, plan, fmt, rate, stats)
-    finally:
-        await services.offload(record, services, principal, req, plan, stats, transport="http", request_id=uuid.uuid4().hex)
+    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport="http")
+    with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed (JSON variant)", logger=log):
+        audio = await metered.whole(encoded_whole(fmt, rate))
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})
 
 
@@ -137,32 +112,22 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
     """``Accept: text/event-stream`` (mistv2): ``chunk`` events, then timestamps, then ``done``."""
     fmt = from_audio_format_param(req.audio_format or "pcm")
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
-    stats = StreamStats()
-    chunks = encoded_stream(
-        pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=rate, stats=stats), fmt, rate
-    )
-
-    request_id = uuid.uuid4().hex
+    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport="http")
+    metered.open(fmt)
 
     async def events() -> AsyncIterator[bytes]:
-        recorded = False
         try:
-            while (data := await in_engine_thread(services, _next, chunks)) is not None:
+            while (data := await metered.next()) is not None:
                 yield _event("chunk", {"data": base64.b64encode(data).decode()})
             # Billed before "done" goes out: a client that saw the end is billed even if we die now.
-            recorded = True
-            await services.offload(record, services, principal, req, plan, stats, transport="http", request_id=request_id)
-            words = {"words": [w.word for w in stats.words], "start": [round(w.start, 3) for w in stats.words],
-                     "end": [round(w.end, 3) for w in stats.words]}
+            await metered.bill()
+            spoken = metered.stats.words
+            words = {"words": [w.word for w in spoken], "start": [round(w.start, 3) for w in spoken],
+                     "end": [round(w.end, 3) for w in spoken]}
             yield _event("timestamps", {"word_timestamps": words})
             yield _event("done", {})
         finally:
-            chunks.close()
-            if not recorded:  # the client went away part-way: bill what was made
-                with anyio.CancelScope(shield=True):
-                    await services.offload(
-                        record, services, principal, req, plan, stats, transport="http", request_id=request_id
-                    )
+            await metered.finish()  # the client went away part-way: bill what was made
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 

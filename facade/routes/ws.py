@@ -29,20 +29,18 @@ import json
 import logging
 import re
 import time
-import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import anyio
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from facade import browser_auth
 from facade import errors as e
 from facade.deps import Principal, Services
+from facade.metered import MeteredSynthesis
 from facade.metrics import observe_first_byte
-from facade.plans import Plan, default_rate, in_engine_thread, resolve
+from facade.plans import Plan, default_rate, resolve
 from facade.ratelimit import allow_connection
-from facade.usage import close_quietly, record
 from facade.validation import (
     MAX_TEXT_CHARS,
     SSML_MARKUP_FACTOR,
@@ -51,7 +49,6 @@ from facade.validation import (
     parse_text_type,
 )
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
-from speech.streaming import StreamStats, encoded_stream, pcm_stream
 from speech.text.ssml import looks_like_ssml
 
 log = logging.getLogger("lector.ws")
@@ -151,26 +148,14 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
             if done:
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
         return
-    stats = StreamStats()
     generation = session.generation
-    chunks = encoded_stream(
-        pcm_stream(services.synthesizer, plan.voice, plan.units, plan.controls, sample_rate=session.rate, stats=stats),
-        session.fmt, session.rate,
+    metered = MeteredSynthesis(
+        services, session.principal, req, plan, rate=session.rate, transport="ws", continues=session.billed
     )
-    recorded = False
-
-    async def bill() -> None:
-        nonlocal recorded
-        recorded = True
-        await services.offload(
-            record, services, session.principal, req, plan, stats, transport="ws", request_id=uuid.uuid4().hex,
-            continues=session.billed,
-        )
-        session.billed = session.billed or stats.sentences > 0
-
+    metered.open(session.fmt)
     try:
         while session.generation == generation:
-            data = await in_engine_thread(services, next, chunks, None)
+            data = await metered.next()
             if data is None:
                 break
             if started is not None:
@@ -181,9 +166,9 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
             else:
                 await websocket.send_bytes(data)
         # Billed before "done": a client that saw the run complete is billed even if we die now.
-        await bill()
+        await metered.bill()
         if session.json_events and session.generation == generation:
-            words = stats.words
+            words = metered.stats.words
             await websocket.send_text(json.dumps({
                 "type": "timestamps",
                 "word_timestamps": {"words": [w.word for w in words], "start": [round(w.start, 3) for w in words],
@@ -193,10 +178,8 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
             if done:
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     finally:
-        if not recorded:
-            with anyio.CancelScope(shield=True):  # a hang-up cancels this task; what was made is still billed
-                await bill()
-        close_quietly(chunks)
+        await metered.finish()  # a hang-up cancels this task; what was made is still billed
+        session.billed = session.billed or metered.stats.sentences > 0
 
 
 async def _worker(websocket: WebSocket, session: SocketState) -> None:

@@ -23,10 +23,10 @@ from rich.table import Table
 
 from lector import runfile
 from lector.settings import ClientSettings
+from store.status import TERMINAL, JobStatus
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
-TERMINAL = {"succeeded", "failed", "canceled"}
 SHORT = 8  # characters of a job id that `jobs list` shows and get, cancel and download accept
 
 
@@ -122,7 +122,7 @@ def submit(
         job = _check(client.post("/v1/jobs", data=fields, files=files, headers=headers))
         if wait:
             job = _follow(client, job["id"])
-    if wait and job["status"] == "succeeded":
+    if wait and job["status"] == JobStatus.SUCCEEDED:
         console.print(f"done: {job['billedCharacters'] if job.get('billedCharacters') is not None else job['characters']:,} "
                       f"characters billed, {job.get('durationSeconds') or 0:.0f} s of audio. Download it with:\n"
                       f"  lector jobs download {job['id'][:SHORT]} {_suggested_name(book, fmt)}", highlight=False,
@@ -130,7 +130,7 @@ def submit(
     elif wait:
         console.print(f"[red]{job['status']}[/red] {job.get('error') or ''}", highlight=False)
     print(job["id"])  # noqa: T201 - the one machine-readable line
-    if wait and job["status"] != "succeeded":
+    if wait and job["status"] != JobStatus.SUCCEEDED:
         raise typer.Exit(1)
 
 

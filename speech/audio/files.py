@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, BinaryIO, Final, Protocol, cast
+from typing import BinaryIO, Final, Protocol, cast
 
 import av
 import numpy as np
@@ -182,7 +182,7 @@ class EncodedSegment:
         return cls(frames, [int(d) for d in header["durations"]], skips, int(header["first_pts"]))
 
     @classmethod
-    def of(cls, packets: list[av.Packet[Any]]) -> EncodedSegment:
+    def of(cls, packets: list[av.Packet[AudioStream]]) -> EncodedSegment:
         skips = [
             (i, bytes(p.get_sidedata("skip_samples"))) for i, p in enumerate(packets) if p.has_sidedata("skip_samples")
         ]
@@ -207,7 +207,7 @@ class SegmentEncoder:
         if recipe.codec_options:
             self._context.options = dict(recipe.codec_options)
         self._context.open()
-        self._packets: list[av.Packet[Any]] = []
+        self._packets: list[av.Packet[AudioStream]] = []
         self._pts = 0
 
     def write(self, samples: np.ndarray) -> None:
@@ -221,7 +221,7 @@ class SegmentEncoder:
             self._pts += len(piece)
             self._packets.extend(self._context.encode(frame))
 
-    def finish_packets(self) -> list[av.Packet[Any]]:
+    def finish_packets(self) -> list[av.Packet[AudioStream]]:
         self._packets.extend(self._context.encode(None))
         packets, self._packets = self._packets, []
         return packets

@@ -42,3 +42,38 @@ class Engine(Protocol):
     ) -> list[AudioChunk]:
         """One chunk per sentence, in order. Empty sentences give empty chunks."""
         ...
+
+
+# -- what an engine may do beyond the contract, asked in one place ---------------------------
+# Wrappers (``speech.batched_engine``, ``lector.engine_metrics``) pass these through exactly
+# when the engine they wrap has them, so the checks below see through them.
+
+
+@runtime_checkable
+class PhonemeEngine(Engine, Protocol):
+    """An engine that speaks IPA as written (the vendor's ``{...}`` markup, ``/invocations``'
+    phonemes). Kokoro and VITS do; the formant fallback does not."""
+
+    def synthesize_phonemes(
+        self, phonemes: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
+        """One chunk per phoneme string, in order."""
+        ...
+
+
+@runtime_checkable
+class GatheringEngine(Engine, Protocol):
+    """An engine that gathers concurrent calls into shared forward passes itself
+    (``speech.batched_engine.BatchedEngine``): callers must not hold each other back."""
+
+    batches_calls: bool
+
+
+def speaks_phonemes(engine: Engine) -> PhonemeEngine | None:
+    """``engine`` as a ``PhonemeEngine``, or None when it takes text only."""
+    return engine if isinstance(engine, PhonemeEngine) else None
+
+
+def gathers_calls(engine: Engine) -> bool:
+    """Whether ``engine`` batches concurrent calls itself (see ``GatheringEngine``)."""
+    return isinstance(engine, GatheringEngine) and engine.batches_calls

@@ -9,13 +9,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from speech.engines.base import Engine
 from speech.errors import WeightsError
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from speech.voices.entries import Voice
 
 Fetch = Callable[[str], Path]  # object-store key -> a local file holding that object
 
@@ -54,7 +56,7 @@ def voice_files(weights: str, fetch: Fetch | None = None) -> tuple[Path, Path]:
 
 
 def _vits(
-    voice: Any,
+    voice: Voice,
     *,
     device: str,
     threads: int,
@@ -65,6 +67,8 @@ def _vits(
 ) -> Engine:
     from speech.engines.vits import VitsEngine
 
+    if not voice.weights:  # the catalog refuses such a VITS voice; this says so if one slips by
+        raise WeightsError(f"voice {voice.speaker} has no VITS weights")
     model, config = voice_files(voice.weights, fetch)
     # VITS has no int8 path: "auto" and "int8" (Kokoro's CPU precision) mean float32 here.
     dtype = "float32" if dtype in ("auto", "int8") else dtype
@@ -73,7 +77,7 @@ def _vits(
     )
 
 
-def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
+def kokoro_pack(voice: Voice, fetch: Fetch | None = None) -> np.ndarray:
     """The float32 ``(510, 256)`` style pack of a Kokoro voice's ``pack`` entry.
 
     A pack's name (``jm_kumo``, ``ff_siwis``) or a blend of named packs comes from
@@ -88,7 +92,7 @@ def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
     if isinstance(pack, tuple):
         return blend(dict(pack), {name: named_pack(name) for name, _ in pack})
     if not isinstance(pack, str) or not pack:
-        raise WeightsError(f"voice {getattr(voice, 'speaker', '?')} has no Kokoro pack")
+        raise WeightsError(f"voice {voice.speaker} has no Kokoro pack")
     if pack.startswith("s3://"):
         key, _, member = pack.removeprefix("s3://").lstrip("/").partition("#")
         if fetch is None:
@@ -107,7 +111,7 @@ def kokoro_pack(voice: Any, fetch: Fetch | None = None) -> np.ndarray:
 
 
 def _kokoro(
-    voice: Any, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None
+    voice: Voice, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None
 ) -> Engine:
     from speech.engines.kokoro import KokoroEngine
 
@@ -117,7 +121,7 @@ def _kokoro(
     )
 
 
-def _espeak(voice: Any, **_: Any) -> Engine:
+def _espeak(voice: Voice, **_: object) -> Engine:
     from speech.engines.espeak import EspeakEngine
 
     return EspeakEngine(voice.espeak_voice)
@@ -127,7 +131,7 @@ LOADERS: dict[str, Callable[..., Engine]] = {"vits": _vits, "kokoro": _kokoro, "
 
 
 def load_engine(
-    voice: Any,
+    voice: Voice,
     *,
     device: str = "cpu",
     threads: int = 0,

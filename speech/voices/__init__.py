@@ -1,6 +1,6 @@
 """Voices: the catalog (model ids -> voices -> engine + weights) and the public voice lists."""
 
-from speech.voices.catalog import DEFAULT_MODEL, Catalog, default_catalog_path
+from speech.voices.catalog import DEFAULT_MODEL, Catalog, VoiceCatalog, default_catalog_path
 from speech.voices.entries import Model, Voice
 from speech.voices.listing import all_v2, voice_details
 
@@ -9,6 +9,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "Model",
     "Voice",
+    "VoiceCatalog",
     "all_v2",
     "default_catalog_path",
     "voice_details",

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final, Protocol
 
 from speech.errors import CatalogError, LanguageNotSupported, ModelNotFound, VoiceNotFound
 from speech.text.languages import SUPPORTED, canonical
@@ -35,6 +35,13 @@ _TOP_KEYS: Final = frozenset({"default_model", "models", "voices"})
 def default_catalog_path() -> Path:
     """``catalog.toml`` shipped inside the ``speech.voices`` package."""
     return Path(str(resources.files("speech.voices").joinpath("catalog.toml")))
+
+
+class VoiceCatalog(Protocol):
+    """What a book's synthesis step asks of the catalog (``scheduler.synthesis``): the voice a
+    job names. ``Catalog`` is one; the API's routes use the rest of ``Catalog`` directly."""
+
+    def resolve(self, model_id: str | None, speaker: str, lang: str | None = "en") -> Voice: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +65,14 @@ class Catalog:
         return cls.from_dict(data, source=str(file))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "catalog") -> Catalog:
+    def from_dict(cls, data: Mapping[str, object], *, source: str = "catalog") -> Catalog:
         try:
             return cls._from_dict(data)
         except CatalogError as exc:
             raise CatalogError(f"{source}: {exc}") from None
 
     @classmethod
-    def _from_dict(cls, data: Mapping[str, Any]) -> Catalog:
+    def _from_dict(cls, data: Mapping[str, object]) -> Catalog:
         unknown = sorted(set(data) - _TOP_KEYS)
         if unknown:
             raise CatalogError(f"unknown top-level key(s) {', '.join(unknown)}")
@@ -80,7 +87,7 @@ class Catalog:
                 raise CatalogError(f"models.{model.id}: a model cannot be served by itself")
 
         default = data.get("default_model", DEFAULT_MODEL)
-        if default not in models:
+        if not isinstance(default, str) or default not in models:
             raise CatalogError(f"default_model {default!r} is not one of the models")
 
         entries = data.get("voices")

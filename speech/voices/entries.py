@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from speech.errors import CatalogError
 from speech.text.languages import LANGUAGES, espeak_voice
@@ -44,21 +44,21 @@ _SPEAKER: Final = re.compile(r"[a-z0-9][a-z0-9_.\-]*")
 _MODEL_ID: Final = re.compile(r"[a-z0-9][a-z0-9_.\-]*")
 
 
-def _str(table: Mapping[str, Any], key: str, where: str, *, default: str | None = None) -> str:
+def _str(table: Mapping[str, object], key: str, where: str, *, default: str | None = None) -> str:
     value = table.get(key, default)
     if not isinstance(value, str) or (default is None and not value.strip()):
         raise CatalogError(f"{where}: {key} must be a non-empty string, got {value!r}")
     return value
 
 
-def _bool(table: Mapping[str, Any], key: str, where: str, default: bool) -> bool:
+def _bool(table: Mapping[str, object], key: str, where: str, default: bool) -> bool:
     value = table.get(key, default)
     if not isinstance(value, bool):
         raise CatalogError(f"{where}: {key} must be true or false, got {value!r}")
     return value
 
 
-def _strings(table: Mapping[str, Any], key: str, where: str, *, required: bool) -> tuple[str, ...]:
+def _strings(table: Mapping[str, object], key: str, where: str, *, required: bool) -> tuple[str, ...]:
     value = table.get(key, [] if not required else None)
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise CatalogError(f"{where}: {key} must be a list of strings, got {value!r}")
@@ -94,7 +94,7 @@ def _known_packs() -> str:
     return f"one of Kokoro v1.0's {len(KOKORO_PACKS)} voices ({', '.join(sorted(KOKORO_PACKS))})"
 
 
-def _pack(table: Mapping[str, Any], where: str) -> Pack:
+def _pack(table: Mapping[str, object], where: str) -> Pack:
     value = table.get("pack")
     if isinstance(value, Mapping):
         if not value:
@@ -130,7 +130,7 @@ def _pack(table: Mapping[str, Any], where: str) -> Pack:
     return value
 
 
-def _no_unknown_keys(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+def _no_unknown_keys(table: Mapping[str, object], allowed: frozenset[str], where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -151,7 +151,7 @@ class Model:
     _KEYS = frozenset({"name", "description", "json_representation", "deprecated", "served_by", "switch_at"})
 
     @classmethod
-    def from_dict(cls, model_id: str, table: Mapping[str, Any]) -> Model:
+    def from_dict(cls, model_id: str, table: Mapping[str, object]) -> Model:
         where = f"models.{model_id}"
         if not isinstance(table, Mapping):
             raise CatalogError(f"{where}: must be a table")
@@ -263,7 +263,7 @@ class Voice:
         return "s3" if self.weights.startswith("s3://") else "path"
 
     @classmethod
-    def from_dict(cls, table: Mapping[str, Any], index: int, known_models: frozenset[str]) -> Voice:
+    def from_dict(cls, table: Mapping[str, object], index: int, known_models: frozenset[str]) -> Voice:
         if not isinstance(table, Mapping):
             raise CatalogError(f"voices[{index}]: must be a table")
         speaker = table.get("speaker")

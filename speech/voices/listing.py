@@ -8,8 +8,6 @@ Plain data in, plain JSON-ready data out, so the facade only serialises.
 
 from __future__ import annotations
 
-from typing import Any
-
 from speech.text.languages import SUPPORTED, legacy
 from speech.voices.catalog import Catalog
 
@@ -27,9 +25,9 @@ def all_v2(catalog: Catalog) -> dict[str, dict[str, list[str]]]:
     return listing
 
 
-def voice_details(catalog: Catalog) -> list[dict[str, Any]]:
+def voice_details(catalog: Catalog) -> list[dict[str, object]]:
     """One entry per voice and model it belongs to, in catalog order."""
-    details: list[dict[str, Any]] = []
+    details: list[dict[str, object]] = []
     for voice in catalog.voices:
         for model_id in voice.models:
             details.append(

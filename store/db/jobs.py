@@ -4,13 +4,14 @@ Every write here is safe to repeat, because every Celery task may run twice: ``c
 honours the Idempotency-Key with one ``INSERT ... ON CONFLICT``, ``add_chunks`` skips chunks that
 exist, ``mark_chunk_done`` counts a chunk once (the row lock taken by its guarded UPDATE makes a
 concurrent second call wait and then find the chunk done), and ``set_job_status`` can be made a
-compare-and-set with ``expected``. Nothing here commits.
+compare-and-set guarded by ``store.status.TRANSITIONS``. ``set_job_status`` is the one
+function that writes a job's status. Nothing here commits.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -18,10 +19,9 @@ from sqlalchemy import Integer, Table, bindparam, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from store.db.models import JOB_STATUSES, TERMINAL_JOB_STATUSES, Job, JobChunk, WebhookAttempt
+from store.db.models import JOB_STATUSES, Job, JobChunk, WebhookAttempt
 from store.errors import IdempotencyConflict, InvalidArgument, JobNotFound
-
-_STARTED_STATUSES = frozenset({"planning", "running", "assembling"})
+from store.status import STARTED, TERMINAL, ChunkStatus, IllegalTransition, JobStatus, sources
 
 
 def create_job(
@@ -29,7 +29,7 @@ def create_job(
     session: Session,
     account_id: uuid.UUID,
     request_hash: str,
-    params: dict[str, Any],
+    params: Mapping[str, object],
     characters: int,
     text_key: str | None = None,
     idempotency_key: str | None = None,
@@ -47,7 +47,7 @@ def create_job(
     statement = insert(Job).values(
         id=job_id or uuid.uuid4(),
         account_id=account_id,
-        status="queued",
+        status=JobStatus.QUEUED,
         idempotency_key=idempotency_key,
         request_hash=request_hash,
         params=params,
@@ -88,14 +88,15 @@ def list_jobs(
     account_id: uuid.UUID,
     limit: int = 50,
     offset: int = 0,
-    status: str | None = None,
+    status: JobStatus | str | None = None,
 ) -> list[Job]:
-    """An account's jobs, newest first. Raises ``InvalidArgument`` for a status jobs never have."""
+    """An account's jobs, newest first. Raises ``InvalidArgument`` for a status jobs never have
+    (the customer's query string arrives here as it was typed)."""
     query = select(Job).where(Job.account_id == account_id)
     if status is not None:
         if status not in JOB_STATUSES:
             raise InvalidArgument(f"status must be one of {', '.join(JOB_STATUSES)}")
-        query = query.where(Job.status == status)
+        query = query.where(Job.status == JobStatus(status))
     query = query.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit).offset(offset)
     return list(session.scalars(query))
 
@@ -104,25 +105,36 @@ def set_job_status(
     *,
     session: Session,
     job_id: uuid.UUID,
-    status: str,
-    expected: Collection[str] | None = None,
+    status: JobStatus,
+    expected: Collection[JobStatus] | None = None,
     error: str | None = None,
     result_key: str | None = None,
     result_content_type: str | None = None,
     audio_seconds: float | None = None,
 ) -> bool:
-    """Move a job to ``status`` and return True; with ``expected``, only from one of those statuses
-    (return False otherwise, e.g. a repeat of a task that already moved it, or a canceled job).
+    """Move a job to ``status`` and return True, only from a status the transitions table allows
+    (``store.status.TRANSITIONS``); return False when the job is elsewhere (a repeat of a task
+    that already moved it, a canceled job). ``expected`` narrows the table's sources further;
+    naming one the table does not allow raises ``IllegalTransition``, as does an unknown status.
 
     ``started_at`` is set when a job first leaves the queue and ``finished_at`` when it reaches a
     terminal status. Only the given optional fields are written. Raises ``JobNotFound``.
     """
-    if status not in JOB_STATUSES:
-        raise ValueError(f"unknown job status {status!r}")
+    try:
+        status = JobStatus(status)
+    except ValueError:
+        raise IllegalTransition(f"unknown job status {status!r}") from None
+    allowed = sources(status)
+    if expected is not None:
+        asked = {JobStatus(s) for s in expected}
+        if not asked <= allowed:
+            illegal = ", ".join(sorted(asked - allowed))
+            raise IllegalTransition(f"a job cannot move from {illegal} to {status}")
+        allowed = frozenset(asked)
     values: dict[str, Any] = {"status": status, "updated_at": func.now()}
-    if status in _STARTED_STATUSES:
+    if status in STARTED:
         values["started_at"] = func.coalesce(Job.started_at, func.now())
-    if status in TERMINAL_JOB_STATUSES:
+    if status in TERMINAL:
         values["finished_at"] = func.now()
     for name, value in (
         ("error", error),
@@ -132,9 +144,7 @@ def set_job_status(
     ):
         if value is not None:
             values[name] = value
-    statement = update(Job).where(Job.id == job_id)
-    if expected is not None:
-        statement = statement.where(Job.status.in_(list(expected)))
+    statement = update(Job).where(Job.id == job_id, Job.status.in_(sorted(allowed)))
     result = session.execute(
         statement.values(**values).returning(Job.id).execution_options(synchronize_session="fetch")
     )
@@ -155,7 +165,7 @@ def add_chunks(*, session: Session, job_id: uuid.UUID, texts: Sequence[str], cha
         session.execute(
             insert(JobChunk).on_conflict_do_nothing(index_elements=[JobChunk.job_id, JobChunk.index]),
             [
-                {"job_id": job_id, "index": index, "text": text, "characters": count, "status": "pending"}
+                {"job_id": job_id, "index": index, "text": text, "characters": count, "status": ChunkStatus.PENDING}
                 for index, (text, count) in enumerate(zip(texts, characters, strict=True))
             ],
         )
@@ -198,13 +208,13 @@ def mark_chunks_done(
     status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
     if status is None:
         raise JobNotFound(f"no job {job_id}")
-    if status in TERMINAL_JOB_STATUSES or not done:
+    if status in TERMINAL or not done:
         return []
     indices = [int(i) for i, _, _ in done]
     pending = set(
         session.scalars(
             select(JobChunk.index)
-            .where(JobChunk.job_id == job_id, JobChunk.index.in_(indices), JobChunk.status == "pending")
+            .where(JobChunk.job_id == job_id, JobChunk.index.in_(indices), JobChunk.status == ChunkStatus.PENDING)
             .with_for_update()
         )
     )
@@ -221,7 +231,7 @@ def mark_chunks_done(
         session.connection().execute(  # Core executemany: one cached statement for every row
             chunks.update()
             .where(chunks.c.job_id == bindparam("job"), chunks.c.index == bindparam("at"))
-            .values(status="done", audio_key=bindparam("key"), duration_s=bindparam("seconds"), updated_at=func.now()),
+            .values(status=ChunkStatus.DONE.value, audio_key=bindparam("key"), duration_s=bindparam("seconds"), updated_at=func.now()),
             rows,
         )
         session.execute(
@@ -236,7 +246,7 @@ def mark_chunks_done(
 def audio_seconds_done(*, session: Session, job_id: uuid.UUID) -> float:
     """Seconds of audio synthesized so far (the progress a client sees while a job runs)."""
     total = session.scalar(
-        select(func.sum(JobChunk.duration_s)).where(JobChunk.job_id == job_id, JobChunk.status == "done")
+        select(func.sum(JobChunk.duration_s)).where(JobChunk.job_id == job_id, JobChunk.status == ChunkStatus.DONE)
     )
     return float(total or 0.0)
 
@@ -290,7 +300,7 @@ def expirable_jobs(*, session: Session, finished_before: datetime, limit: int = 
         session.scalars(
             select(Job)
             .where(
-                Job.status.in_(list(TERMINAL_JOB_STATUSES)),
+                Job.status.in_(sorted(TERMINAL)),
                 Job.finished_at < finished_before,
                 Job.params["expired"].as_boolean().is_not(True),
             )
@@ -315,12 +325,17 @@ def mark_expired(*, session: Session, job_id: uuid.UUID) -> None:
     )
 
 
+def is_expired(job: Job) -> bool:
+    """Whether ``mark_expired`` ran for the job (its mark lives in ``params``, beside the options)."""
+    return bool((job.params or {}).get("expired"))
+
+
 def pending_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
     """The chunks still to synthesize, in order."""
     return list(
         session.scalars(
             select(JobChunk)
-            .where(JobChunk.job_id == job_id, JobChunk.status == "pending")
+            .where(JobChunk.job_id == job_id, JobChunk.status == ChunkStatus.PENDING)
             .order_by(JobChunk.index)
         )
     )

@@ -12,9 +12,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session
 
-from store.db.models import JOB_STATUSES, TERMINAL_JOB_STATUSES, Job, WebhookAttempt
-
-ACTIVE = tuple(s for s in JOB_STATUSES if s not in TERMINAL_JOB_STATUSES)
+from store.db.models import JOB_STATUSES, Job, WebhookAttempt
+from store.status import ACTIVE
 
 
 def jobs_by_status(*, session: Session) -> dict[str, int]:

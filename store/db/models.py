@@ -2,6 +2,7 @@
 
 Statuses are short strings guarded by CHECK constraints rather than PostgreSQL enums: adding a
 state is then a one-line migration instead of an ``ALTER TYPE`` that cannot run in a transaction.
+A job's and a chunk's are read back as the enums of ``store.status``.
 Every change here needs a matching migration under ``migrations/versions``;
 ``tests/integration/store/test_migrations.py`` fails when the two drift apart.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 import secrets
 import uuid
 from datetime import date, datetime
-from typing import Any, Final
+from enum import StrEnum
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import (
     BigInteger,
@@ -26,15 +28,37 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 from store.db.base import Base
+from store.status import TERMINAL, ChunkStatus, JobStatus
 
 ACCOUNT_STATUSES: Final = ("active", "disabled")
 TRANSPORTS: Final = ("http", "ws", "job")
-JOB_STATUSES: Final = ("queued", "planning", "running", "assembling", "succeeded", "failed", "canceled")
-TERMINAL_JOB_STATUSES: Final = frozenset({"succeeded", "failed", "canceled"})
-CHUNK_STATUSES: Final = ("pending", "done")
+JOB_STATUSES: Final = tuple(s.value for s in JobStatus)
+CHUNK_STATUSES: Final = tuple(s.value for s in ChunkStatus)
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class _StatusColumn(TypeDecorator[E]):
+    """A ``VARCHAR(16)`` read back as a status enum: the column's DDL is the plain string it was
+    (no migration), and rows come out typed, so a comparison with a misspelt string cannot hide."""
+
+    impl = String(16)
+    cache_ok = True
+
+    def __init__(self, enum: type[E]) -> None:
+        super().__init__()
+        self._enum = enum
+
+    def process_bind_param(self, value: E | str | None, dialect: Dialect) -> str | None:
+        return None if value is None else self._enum(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> E | None:
+        return None if value is None else self._enum(value)
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:
@@ -154,8 +178,10 @@ class UsageDaily(Base):
 
 
 class Job(Base):
-    """A long-form synthesis job. ``params`` holds the request's options (speaker, modelId, lang,
-    samplingRate, format, title...); the source text lives in the object store under ``text_key``."""
+    """A long-form synthesis job. ``params`` holds the request's options as
+    ``scheduler.job_params.JobParams.to_stored`` writes them (read back only through
+    ``JobParams.from_stored``) beside the store's own progress keys (``store.db.jobs``); the
+    source text lives in the object store under ``text_key``."""
 
     __tablename__ = "jobs"
     __table_args__ = (
@@ -166,7 +192,9 @@ class Job(Base):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id"))
-    status: Mapped[str] = mapped_column(String(16), default="queued", server_default="queued")
+    status: Mapped[JobStatus] = mapped_column(
+        _StatusColumn(JobStatus), default=JobStatus.QUEUED, server_default=JobStatus.QUEUED.value
+    )
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     request_hash: Mapped[str] = mapped_column(String(64))
     params: Mapped[dict[str, Any]]
@@ -186,7 +214,7 @@ class Job(Base):
 
     @property
     def is_terminal(self) -> bool:
-        return self.status in TERMINAL_JOB_STATUSES
+        return self.status in TERMINAL
 
 
 class JobChunk(Base):
@@ -199,7 +227,9 @@ class JobChunk(Base):
     index: Mapped[int] = mapped_column(Integer, primary_key=True)
     text: Mapped[str] = mapped_column(Text)
     characters: Mapped[int]
-    status: Mapped[str] = mapped_column(String(16), default="pending", server_default="pending")
+    status: Mapped[ChunkStatus] = mapped_column(
+        _StatusColumn(ChunkStatus), default=ChunkStatus.PENDING, server_default=ChunkStatus.PENDING.value
+    )
     audio_key: Mapped[str | None] = mapped_column(String(512))
     duration_s: Mapped[float | None] = mapped_column(Float)
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from sqlalchemy import Date, Select, cast, func, literal, select, union_all
 from sqlalchemy.orm import Session
@@ -40,7 +40,7 @@ class ReportRow:
     characters: int
     audio_seconds: float
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The row as one flat mapping: the dimensions, then ``rows``, ``characters``, ``audioSeconds``."""
         seconds = round(self.audio_seconds, 3)  # recorded to the millisecond; hide float dust
         return {**self.group, "rows": self.rows, "characters": self.characters, "audioSeconds": seconds}
@@ -193,13 +193,29 @@ def _text(dimension: str, value: Any) -> str | None:
     return str(value)
 
 
-def report_records(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
+class ReportTotal(TypedDict):
+    rows: int
+    characters: int
+    audioSeconds: float
+
+
+#: The JSON form of a report (``from`` is a keyword, hence the functional form).
+ReportDocument = TypedDict(
+    "ReportDocument",
+    {
+        "account": str | None, "from": str, "to": str, "groupBy": list[str],
+        "rows": list[dict[str, object]], "total": ReportTotal,
+    },
+)
+
+
+def report_records(rows: Sequence[ReportRow]) -> list[dict[str, object]]:
     return [row.record() for row in rows]
 
 
 def report_document(
     rows: Sequence[ReportRow], *, account: str | None, start: datetime, end: datetime, group_by: Sequence[str]
-) -> dict[str, Any]:
+) -> ReportDocument:
     """The JSON form shared by the admin API and ``lector admin usage --format json``."""
     return {
         "account": account,

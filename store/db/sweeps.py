@@ -13,13 +13,14 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from store.db.models import TERMINAL_JOB_STATUSES, Job
+from store.db.models import Job
+from store.status import TERMINAL, JobStatus
 
 SWEEP_LIMIT = 500
 
 
 def idle_jobs(
-    *, session: Session, statuses: Iterable[str], idle_since: datetime, limit: int = SWEEP_LIMIT
+    *, session: Session, statuses: Iterable[JobStatus], idle_since: datetime, limit: int = SWEEP_LIMIT
 ) -> Sequence[Job]:
     """Jobs in one of ``statuses`` whose row has not changed since ``idle_since``, locked."""
     return session.scalars(
@@ -37,7 +38,7 @@ def finished_jobs_with_webhook(
     return session.scalars(
         select(Job)
         .where(
-            Job.status.in_(list(TERMINAL_JOB_STATUSES)),
+            Job.status.in_(sorted(TERMINAL)),
             Job.webhook_url.is_not(None),
             Job.finished_at > finished_after,
             Job.updated_at < idle_since,

@@ -25,7 +25,9 @@ from store.db import accounts
 from store.db import jobs as job_repo
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
+from store.status import JobStatus
 from tests.support.fake_engine import ToneEngine
+from tests.support.job_state import force_status
 
 pytestmark = [pytest.mark.integration]
 BODY = "The rain fell on the roof of the old house. Nobody inside heard it at all. " * 5
@@ -125,7 +127,7 @@ def test_retention_deletes_a_finished_jobs_objects_and_keeps_the_row(env: dict[s
     for job_id in (old, fresh):
         objects.put_bytes(f"jobs/{job_id}/audio.mp3", b"mp3")
         with env["sessions"]() as session:
-            job_repo.set_job_status(session=session, job_id=job_id, status="succeeded", result_key=f"jobs/{job_id}/audio.mp3")
+            force_status(session, job_id, JobStatus.SUCCEEDED, result_key=f"jobs/{job_id}/audio.mp3")
     with env["sessions"]() as session:
         session.execute(
             text("UPDATE jobs SET finished_at = now() - interval '40 days' WHERE id = :j"), {"j": old}

@@ -34,7 +34,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from speech import wire
 from speech.batcher import Batcher
-from speech.engines.base import Engine
+from speech.engines.base import Engine, speaks_phonemes
 from speech.types import SynthesisOptions
 from workers.model_server.metrics import MODEL_BATCH_SIZE, metrics_response
 
@@ -184,7 +184,7 @@ def create_model_app(
             return not_served(req.voice or "")
         name = req.voice or (served[0] if served else None)
         ipa = req.input == "ipa"
-        if ipa and not callable(getattr(engine, "synthesize_phonemes", None)):
+        if ipa and speaks_phonemes(engine) is None:
             return _error(400, f"voice {name} does not take phonemes")
         options = SynthesisOptions(length_scale=req.length_scale, noise_scale=req.noise_scale, noise_w=req.noise_w)
         futures = state.batcher.submit(req.sentences, options, ipa=ipa, voice=req.voice)

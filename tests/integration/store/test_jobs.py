@@ -26,6 +26,7 @@ from store.db import (
     set_job_status,
 )
 from store.errors import IdempotencyConflict, JobNotFound
+from store.status import IllegalTransition, JobStatus
 from tests.fixtures.postgres import race_behind
 
 PARAMS = {"speaker": "lola", "modelId": "mist", "lang": "en", "format": "mp3"}
@@ -191,6 +192,9 @@ def test_set_job_status_timestamps_and_compare_and_set(db_session: Session) -> N
     started = job.started_at
     assert set_job_status(session=db_session, job_id=job_id, status="running")
     assert job.started_at == started  # kept from the first start
+    assert not set_job_status(session=db_session, job_id=job_id, status="succeeded")  # only from assembling
+    assert job.status == JobStatus.RUNNING and job.finished_at is None
+    assert set_job_status(session=db_session, job_id=job_id, status=JobStatus.ASSEMBLING)
     assert set_job_status(
         session=db_session,
         job_id=job_id,
@@ -214,6 +218,22 @@ def test_set_job_status_timestamps_and_compare_and_set(db_session: Session) -> N
         set_job_status(session=db_session, job_id=uuid.uuid4(), status="running")
     with pytest.raises(ValueError):
         set_job_status(session=db_session, job_id=job_id, status="exploded")
+
+
+def test_the_transitions_table_refuses_illegal_moves(db_session: Session) -> None:
+    """Every move the table forbids leaves the row as it was; asking for one by name is an error."""
+    account = _account(db_session)
+    job_id = _job(db_session, account)
+    job = get_job(session=db_session, job_id=job_id, account_id=account.id)
+    for illegal in (JobStatus.ASSEMBLING, JobStatus.SUCCEEDED, JobStatus.QUEUED):
+        assert not set_job_status(session=db_session, job_id=job_id, status=illegal)
+        assert job.status == JobStatus.QUEUED and job.started_at is None
+    with pytest.raises(IllegalTransition, match="from succeeded to canceled"):
+        set_job_status(session=db_session, job_id=job_id, status=JobStatus.CANCELED, expected=[JobStatus.SUCCEEDED])
+    assert set_job_status(session=db_session, job_id=job_id, status=JobStatus.CANCELED)
+    for after_the_end in JobStatus:  # an ended job never moves again
+        assert not set_job_status(session=db_session, job_id=job_id, status=after_the_end)
+    assert job.status == JobStatus.CANCELED
 
 
 def test_chunks_are_added_once_and_counted_once(db_session: Session) -> None:

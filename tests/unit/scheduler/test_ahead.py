@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from scheduler import ahead, assembly, rendering
+from scheduler.job_params import JobParams
 from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import ChapterMark, Layout
 from scheduler.timeline import Timeline, faded
@@ -24,6 +25,11 @@ RATE = 22050
 PAUSES = [0, 250, 700, 250, 2000, 700, 250, 700, 2000, 250, 700]
 CHAPTERS = [ChapterMark("One", 0), ChapterMark("Two", 4), ChapterMark("Three", 8)]
 LEVELS = [0.08, 0.08, 0.08, 0.08, 0.3, 0.3, 0.3, 0.3, 0.15, 0.15, 0.9]  # chapter two loud; chunk 10 peaks
+
+
+def _params(stored: dict[str, object]) -> JobParams:
+    """A job's options as a row holds them: the voice of the fixtures' books, and ``stored``."""
+    return JobParams.from_stored({"speaker": "joe", "model_id": "mistv3", "lang": "en", **stored})
 
 
 def _chunk(rng: np.random.Generator, seconds: float, level: float) -> np.ndarray:
@@ -73,7 +79,7 @@ def _decode(path: Path) -> np.ndarray:
 def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahead(
     chunks: list[np.ndarray], tmp_path: Path, fmt: str, encoded_ahead: bool, workers: int
 ) -> None:
-    params = {"format": fmt, "sampling_rate": 24000, "loudness_scope": "chapter", "lang": "en"}
+    params = _params({"format": fmt, "sampling_rate": 24000, "loudness_scope": "chapter", "lang": "en"})
     layout = Layout(PAUSES, CHAPTERS)
     at_end, at_end_id = _new_book(tmp_path, "at-end")
     _write_chunks(at_end, at_end_id, chunks, list(range(len(chunks))))
@@ -115,7 +121,7 @@ def test_each_chapter_is_at_the_target_in_chapter_scope(chunks: list[np.ndarray]
     """ACX-style: every chapter on its own measures at the target, the loud one included."""
     objects, job_id = _new_book(tmp_path, "book")
     _write_chunks(objects, job_id, chunks, list(range(len(chunks))))
-    rendered = assembly.render(objects, job_id, {"format": "wav", "loudness_scope": "chapter"}, tmp_path, workers=1)
+    rendered = assembly.render(objects, job_id, _params({"format": "wav", "loudness_scope": "chapter"}), tmp_path, workers=1)
     samples = _decode(rendered.audio).astype(np.float32) / 32767
     rate = 24000
     for chapter in rendered.chapters:
@@ -123,7 +129,7 @@ def test_each_chapter_is_at_the_target_in_chapter_scope(chunks: list[np.ndarray]
         assert integrated_loudness(piece, rate) == pytest.approx(assembly.TARGET_LUFS, abs=0.5)
     # the book's one gain would have left chapter one 5 LU under chapter two
     (tmp_path / "book-scope").mkdir()
-    book_scope = assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "book-scope", workers=1)
+    book_scope = assembly.render(objects, job_id, _params({"format": "wav"}), tmp_path / "book-scope", workers=1)
     whole = _decode(book_scope.audio).astype(np.float32) / 32767
     one, two = (whole[int(c.start * rate) : int((c.end or 0) * rate)] for c in book_scope.chapters[:2])
     assert integrated_loudness(two, rate) - integrated_loudness(one, rate) > 5

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from scheduler import assembly, rendering, timeline
+from scheduler.job_params import JobParams
 from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import ChapterMark, Layout
 from speech.audio import (
@@ -28,6 +29,11 @@ from store.objects.local import LocalObjectStore
 RATE = 22050
 PAUSES = [0, 250, 700, 2000, 250, 700]
 WORDS = ["Sentence", "number", "one", "And", "another", "one", "here"]
+
+
+def _params(stored: dict[str, object]) -> JobParams:
+    """A job's options as a row holds them: the voice of the fixtures' books, and ``stored``."""
+    return JobParams.from_stored({"speaker": "joe", "model_id": "mistv3", "lang": "en", **stored})
 
 
 def _speechlike(rng: np.random.Generator, seconds: float, level: float) -> np.ndarray:
@@ -66,7 +72,7 @@ def _decode(path: Path) -> tuple[np.ndarray, int]:
 
 def test_wav_is_the_whole_book_at_the_target_loudness_and_under_the_peak_ceiling(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, chunks = book
-    rendered = assembly.render(objects, job_id, {"format": "wav", "sampling_rate": 24000}, tmp_path)
+    rendered = assembly.render(objects, job_id, _params({"format": "wav", "sampling_rate": 24000}), tmp_path)
     with wave.open(str(rendered.audio)) as w:
         assert w.getframerate() == 24000
         samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32767
@@ -97,7 +103,7 @@ def test_the_loudness_target_is_the_jobs_own(book, tmp_path: Path) -> None:  # t
     for target in (-25.0, -21.0, -16.0):
         out = tmp_path / str(target)
         out.mkdir()
-        rendered = assembly.render(objects, job_id, {"format": "wav", "loudness_lufs": target}, out)
+        rendered = assembly.render(objects, job_id, _params({"format": "wav", "loudness_lufs": target}), out)
         with wave.open(str(rendered.audio)) as w:
             rate = w.getframerate()
             samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32767
@@ -110,7 +116,7 @@ def test_the_loudness_target_is_the_jobs_own(book, tmp_path: Path) -> None:  # t
 
 def test_timestamps_and_subtitles_follow_the_stitched_audio(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, chunks = book
-    rendered = assembly.render(objects, job_id, {"format": "wav", "lang": "en"}, tmp_path)
+    rendered = assembly.render(objects, job_id, _params({"format": "wav", "lang": "en"}), tmp_path)
     data = json.loads(rendered.timestamps.read_text())
     # chunk 3 starts after chunks 0-2 and the pauses before chunks 1-3
     offset = (sum(len(c) for c in chunks[:3]) + sum(int(round(p * RATE / 1000)) for p in PAUSES[:4])) / RATE
@@ -127,7 +133,7 @@ def test_timestamps_and_subtitles_follow_the_stitched_audio(book, tmp_path: Path
 
 def test_m4b_carries_chapter_markers_title_and_author(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, _ = book
-    params = {"format": "m4b", "title": "A Book", "author": "Some Author"}
+    params = _params({"format": "m4b", "title": "A Book", "author": "Some Author"})
     rendered = assembly.render(objects, job_id, params, tmp_path)
     with av.open(str(rendered.audio)) as container:
         marks = container.chapters()
@@ -144,7 +150,7 @@ def test_m4b_carries_chapter_markers_title_and_author(book, tmp_path: Path) -> N
 @pytest.mark.parametrize("fmt", ["mp3", "flac", "opus"])
 def test_other_formats_decode_to_the_same_length_with_tags(book, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, _ = book
-    rendered = assembly.render(objects, job_id, {"format": fmt, "title": "T", "author": "A", "sampling_rate": 24000}, tmp_path)
+    rendered = assembly.render(objects, job_id, _params({"format": fmt, "title": "T", "author": "A", "sampling_rate": 24000}), tmp_path)
     samples, rate = _decode(rendered.audio)
     assert len(samples) / rate == pytest.approx(rendered.duration_s, abs=0.03)
     if fmt != "opus":
@@ -178,7 +184,7 @@ def long_book(tmp_path: Path) -> tuple[LocalObjectStore, uuid.UUID, list[int]]:
 
 
 def _on_one_and_three_workers(
-    objects: LocalObjectStore, job_id: uuid.UUID, params: dict[str, object], tmp_path: Path
+    objects: LocalObjectStore, job_id: uuid.UUID, params: JobParams, tmp_path: Path
 ) -> list[tuple[assembly.Rendered, np.ndarray]]:
     """The same book rendered on one worker (this thread) and on three (worker processes), decoded."""
     out = []
@@ -193,7 +199,7 @@ def _on_one_and_three_workers(
 @pytest.mark.parametrize(("fmt", "rate"), [("mp3", 24000), ("mp3", 44100), ("m4b", 24000), ("m4b", 22050)])
 def test_encoded_in_parallel_segments_every_sample_is_in_place(long_book, tmp_path: Path, fmt: str, rate: int) -> None:  # type: ignore[no-untyped-def]
     objects, job_id, clicks = long_book
-    (single, a), (parallel, b) = _on_one_and_three_workers(objects, job_id, {"format": fmt, "sampling_rate": rate}, tmp_path)
+    (single, a), (parallel, b) = _on_one_and_three_workers(objects, job_id, _params({"format": fmt, "sampling_rate": rate}), tmp_path)
     expected = int(round(single.duration_s * rate))
     assert int(round(parallel.duration_s * rate)) == expected
     if fmt == "mp3":  # the LAME tag carries the end padding: exact
@@ -235,7 +241,7 @@ def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
 def test_measured_on_worker_processes_the_book_is_the_same(long_book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Pass 1 in parts on three processes and in one part here give one gain: the same samples."""
     objects, job_id, _ = long_book
-    (_, a), (_, b) = _on_one_and_three_workers(objects, job_id, {"format": "wav", "sampling_rate": 24000}, tmp_path)
+    (_, a), (_, b) = _on_one_and_three_workers(objects, job_id, _params({"format": "wav", "sampling_rate": 24000}), tmp_path)
     assert len(a) == len(b) > 0
     assert np.max(np.abs(a - b)) <= 1.5 / 32768
 
@@ -245,13 +251,13 @@ def test_chunk_lengths_from_the_database_give_the_same_book(book, tmp_path: Path
     durations = [len(c) / RATE for c in chunks]
     (tmp_path / "metas").mkdir()
     (tmp_path / "rows").mkdir()
-    from_metas = assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "metas")
-    from_rows = assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "rows", durations=durations)
+    from_metas = assembly.render(objects, job_id, _params({"format": "wav"}), tmp_path / "metas")
+    from_rows = assembly.render(objects, job_id, _params({"format": "wav"}), tmp_path / "rows", durations=durations)
     assert from_rows.audio.read_bytes() == from_metas.audio.read_bytes()
     assert from_rows.timestamps.read_text() == from_metas.timestamps.read_text()
     (tmp_path / "wrong").mkdir()
     with pytest.raises(ValueError, match="chunk 0 has"):  # the rows are what the timeline is built from
-        assembly.render(objects, job_id, {"format": "wav"}, tmp_path / "wrong", durations=[d + 0.01 for d in durations])
+        assembly.render(objects, job_id, _params({"format": "wav"}), tmp_path / "wrong", durations=[d + 0.01 for d in durations])
 
 
 def test_a_chunk_at_another_rate_than_the_first_is_refused(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -259,4 +265,4 @@ def test_a_chunk_at_another_rate_than_the_first_is_refused(book, tmp_path: Path)
     meta = json.loads(objects.get_bytes(chunk_meta_key(job_id, 2)))
     objects.put_bytes(chunk_meta_key(job_id, 2), json.dumps({**meta, "sample_rate": 16000}).encode())
     with pytest.raises(ValueError, match="chunk 2 is at 16000 Hz, the job's first chunk at 22050 Hz"):
-        assembly.render(objects, job_id, {"format": "wav"}, tmp_path, workers=1)
+        assembly.render(objects, job_id, _params({"format": "wav"}), tmp_path, workers=1)

@@ -14,6 +14,7 @@ from scheduler.chapters import (
     sections_for,
     spoken,
 )
+from scheduler.job_params import JobParams
 from tests.support.corpus import CORPUS
 
 BODY = "It was a dark and stormy night; the rain fell in torrents. " * 6  # > 200 characters
@@ -111,7 +112,7 @@ def test_pride_and_prejudice_has_61_chapters_after_its_front_matter() -> None:
 def test_given_chapters_are_checked_and_win_over_detection() -> None:
     text = f"Intro words.\n\nChapter 1\n\n{BODY}"
     given = check_given([{"title": "Start", "start": 0}, {"title": "Later", "start": 14}], len(text))
-    sections = sections_for(text, {"chapters": given})
+    sections = sections_for(text, JobParams(speaker="joe", model_id="mistv3", lang="en", chapters=given))
     assert [(s.title, s.start) for s in sections] == [("Start", 0), ("Later", 14)]
     assert [s.title for s in given_sections(text, given[1:], skip_front_matter=True)] == ["Later"]
     for bad in (

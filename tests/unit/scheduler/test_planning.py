@@ -52,10 +52,13 @@ def test_layout_reads_plans_written_before_chapters_and_batches() -> None:
 
 
 def test_pauses_from_params() -> None:
+    from scheduler.job_params import JobParams
     from scheduler.planning import Pauses
 
-    assert Pauses.from_params({}) == Pauses()
-    assert Pauses.from_params({"pauses": {"chapter": 5000, "sentence": 100}}) == Pauses(100, PAUSE_PARAGRAPH_MS, 5000)
+    voice = {"speaker": "joe", "model_id": "mistv3", "lang": "en"}
+    assert Pauses.from_params(JobParams(**voice)) == Pauses()
+    given = JobParams(**voice, pauses={"chapter": 5000, "sentence": 100})
+    assert Pauses.from_params(given) == Pauses(100, PAUSE_PARAGRAPH_MS, 5000)
 
 
 def test_batches_in_book_order_stretches_group_lengths_within_each() -> None:

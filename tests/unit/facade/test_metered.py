@@ -1,0 +1,145 @@
+"""facade/metered.py: every transport's "bill what was made, also when the client hangs up".
+
+Billed once, for the share of sentences made; the row written on the blocking pool (never an
+engine thread, never the event loop); a hang-up (a cancelled task) cannot skip it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+from facade.deps import Principal, Services
+from facade.metered import MeteredSynthesis, encoded_whole
+from facade.plans import Plan, resolve
+from facade.usage import billed_share
+from facade.validation import SynthesisRequest
+from speech.audio import AudioFormat
+from speech.billing import billed_characters
+from speech.synthesizer import Synthesizer
+from speech.types import AudioChunk
+from speech.voices import Catalog
+from tests.support.fake_engine import ToneEngine
+
+TEXT = "One sentence here. Another one there. And a third to end."
+PRINCIPAL = Principal(None, None, "metered", None, None, 0, "")
+
+
+class Recorder:
+    """The usage sink: each record with the thread that wrote it."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[dict[str, Any], str]] = []
+
+    def __call__(self, row: dict[str, Any]) -> None:
+        self.rows.append((row, threading.current_thread().name))
+
+
+class ThreadNoting(ToneEngine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+    def synthesize(self, sentences, options=None):  # type: ignore[no-untyped-def]
+        self.threads.append(threading.current_thread().name)
+        return super().synthesize(sentences, options)
+
+
+@pytest.fixture
+def setup() -> Iterator[tuple[Services, Recorder, ThreadNoting]]:
+    engine, sink = ThreadNoting(), Recorder()
+    services = Services(
+        catalog=Catalog.load(), synthesizer=Synthesizer(lambda voice: engine), session_factory=None, objects=None,
+        dispatcher=None, redis=None, usage_sink=sink, engine_slots=1, blocking_slots=2,
+    )
+    close = services.open_pools()
+    yield services, sink, engine
+    close()
+
+
+def _metered(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, Plan]:
+    req = SynthesisRequest(text=TEXT, speaker="joe", model_id="mistv3", lang="en")
+    plan = resolve(services, req, PRINCIPAL, endpoint="service-tts")
+    assert len(plan.units) == 3
+    return MeteredSynthesis(services, PRINCIPAL, req, plan, rate=16000, transport="http", continues=continues), plan
+
+
+def _characters(sink: Recorder) -> list[int]:
+    return [row["characters"] for row, _ in sink.rows]
+
+
+async def test_a_stream_read_to_its_end_is_billed_once_for_the_whole_text(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, engine = setup
+    metered, _ = _metered(services)
+    metered.open(AudioFormat.PCM)
+    while await metered.next() is not None:
+        if metered.complete:
+            await metered.bill()
+    await metered.bill()
+    await metered.finish()
+    assert _characters(sink) == [billed_characters(TEXT)]
+    loop = threading.current_thread().name
+    (_, writer), = sink.rows
+    assert writer.startswith("blocking") and writer != loop  # the row: on the blocking pool
+    assert engine.threads and all(name.startswith("engine") for name in engine.threads)  # steps: the engine pool
+
+
+async def test_a_hang_up_bills_the_share_that_was_made(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, _ = setup
+    metered, plan = _metered(services)
+    metered.open(AudioFormat.MP3)
+    assert await metered.next() is not None  # the first sentence went out; then the client left
+    await metered.finish()
+    await metered.finish()  # a second end changes nothing
+    made = metered.stats.sentences
+    assert 0 < made < len(plan.units)
+    assert _characters(sink) == [billed_share(TEXT, made, len(plan.units))]
+    assert _characters(sink)[0] < billed_characters(TEXT)
+
+
+async def test_a_cancelled_request_is_still_billed(setup) -> None:  # type: ignore[no-untyped-def]
+    """A disconnect cancels the request's task: the bill runs shielded from it."""
+    services, sink, _ = setup
+    metered, plan = _metered(services)
+    metered.open(AudioFormat.PCM)
+    await metered.next()
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await metered.finish()
+    assert _characters(sink) == [billed_share(TEXT, metered.stats.sentences, len(plan.units))]
+
+
+async def test_nothing_made_bills_nothing(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, _ = setup
+    metered, _ = _metered(services)
+    metered.open(AudioFormat.PCM)
+    await metered.finish()
+    assert sink.rows == [] and metered.billed
+
+
+async def test_a_whole_file_is_billed_also_when_it_fails_part_way(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, engine = setup
+    metered, _ = _metered(services)
+    whole = await metered.whole(encoded_whole(AudioFormat.WAV, 16000))
+    assert whole[:4] == b"RIFF" and _characters(sink) == [billed_characters(TEXT)]
+
+    def two_then_fail(pcm: Iterator[AudioChunk]) -> bytes:
+        next(pcm), next(pcm)
+        raise RuntimeError("encoder broke")
+
+    failing, plan = _metered(services)
+    with pytest.raises(RuntimeError, match="encoder broke"):
+        await failing.whole(two_then_fail)
+    assert _characters(sink)[1] == billed_share(TEXT, 2, len(plan.units))
+    assert sink.rows[1][1].startswith("blocking")  # not the engine thread the encoder ran on
+
+
+async def test_a_later_websocket_run_bills_the_break_before_it(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, _ = setup
+    metered, _ = _metered(services, continues=True)
+    await metered.whole(encoded_whole(AudioFormat.PCM, 16000))
+    assert _characters(sink) == [billed_characters(TEXT, continues=True)]
