@@ -22,6 +22,7 @@ from lector.wiring import (
     build_object_store,
     build_synthesizer,
     resolved_database_url,
+    resolved_broker_url,
     resolved_redis_url,
 )
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
@@ -44,7 +45,10 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         synthesizer=cloud_synthesizer(settings, build_synthesizer),
         session_factory=sessions,
         objects=build_object_store(settings),
-        dispatcher=Dispatcher(make_celery(resolved_redis_url(settings), visibility_timeout_s=settings.visibility_timeout_s)),
+        dispatcher=Dispatcher(make_celery(
+            resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
+            heartbeat_s=settings.broker_heartbeat_s,
+        )),
         redis=redis_client,
         webhook_allow_private=settings.webhook_allow_private,
         presign_seconds=settings.s3_presign_seconds,

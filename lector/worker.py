@@ -15,7 +15,7 @@ from lector.wiring import (
     build_object_store,
     build_synthesizer,
     resolved_database_url,
-    resolved_redis_url,
+    resolved_broker_url,
 )
 from scheduler.queue import Dispatcher, make_celery
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
@@ -65,7 +65,10 @@ def count_job_billing(model: str, characters: int) -> None:
 
 def make_worker_app(settings: Settings) -> Celery:
     """The Celery app with lector's tasks registered; no connection is opened until it runs."""
-    app = make_celery(resolved_redis_url(settings), visibility_timeout_s=settings.visibility_timeout_s)
+    app = make_celery(
+        resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
+        heartbeat_s=settings.broker_heartbeat_s,
+    )
     tasks.register(app, Lazy(lambda: build_resources(settings, Dispatcher(app))))
     log_signals.connect()  # job and task ids on every log line (JSON logs), task metrics
     return app

@@ -1,0 +1,113 @@
+"""Host loss on a farm (``infra/farm``): three hosts in network namespaces (``h1`` cpu and the
+reaper, ``h2`` and ``h3`` synth) sharing PostgreSQL, Swift and one broker through a private bridge.
+
+A synth host holding a task vanishes (link down, then SIGKILL: its TCP connections stay half-open,
+nobody tells the broker). The job still succeeds, its WAV equals the no-fault render sample for
+sample, and every chunk is billed exactly once. On RabbitMQ the lost task comes back when the
+host's heartbeats stop, so the job ends within 90 s of the loss; on Redis only the reaper brings
+it back, after ``LECTOR_STALL_AFTER_S`` (here 20 s; docs/scaling.md gives the bound).
+The voice is joe at zero noise (``tests/fixtures/farm.py``), so two renders can be compared.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import uuid
+import wave
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from sqlalchemy import text
+
+from scheduler.queue import TASK_PLAN
+from store.db.session import make_engine, make_sessionmaker
+from tests.fixtures.farm import FarmStack, wait_for
+from tests.support.books import excerpt, job_row, s3_store, submit
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+BOOK = excerpt(2400)
+# Small batches, so the book is many tasks and both synth hosts hold one when the victim dies.
+SMALL_BATCHES = {"LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_SYNTH_GROUP_CHARS": "300", "LECTOR_TORCH_THREADS": "1"}
+RABBIT_BOUND_S = 90.0
+
+
+@dataclass(frozen=True)
+class Render:
+    job_id: uuid.UUID
+    frames: bytes  # the WAV's samples
+    lost_to_end_s: float | None = None
+
+
+def _frames(wav: bytes) -> bytes:
+    with wave.open(io.BytesIO(wav)) as reader:
+        return reader.readframes(reader.getnframes())
+
+
+def render(farm: FarmStack, pg_url: str, *, victim: str | None = None, timeout_s: float = 240) -> Render:
+    """Submit the book, and when ``victim`` (a host) holds a synthesize task mid-book, kill it."""
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+    objects = s3_store(farm.local_env)
+    try:
+        job_id = submit(sessions, objects, BOOK, fmt="wav", account="farm")
+        farm.dispatcher().send(TASK_PLAN, str(job_id))
+        lost_at = None
+        if victim is not None:
+            holder = f"synth@{victim}"
+
+            def mid_book() -> bool:
+                row = job_row(sessions, job_id)
+                return 0 < row.chunks_done < row.chunks_total and bool(farm.tasks_held(holder))
+
+            wait_for(mid_book, timeout_s, lambda: f"{victim} never held a task mid-book\n{farm.tail()}", poll_s=0.05)
+            farm.farm.kill(victim)
+            lost_at = time.monotonic()
+            assert job_row(sessions, job_id).status == "running", "the book ended before the loss"
+        row = wait_for(
+            lambda: (r := job_row(sessions, job_id)).status in ("succeeded", "failed") and r,
+            timeout_s, lambda: f"the job did not end\n{farm.tail()}", poll_s=0.25,
+        )
+        ended = time.monotonic()
+        assert row.status == "succeeded", row.error
+        with engine.connect() as conn:
+            usage = conn.execute(
+                text("SELECT chunk_index, characters FROM usage WHERE job_id = :j ORDER BY chunk_index"), {"j": job_id}
+            ).all()
+            chunks = conn.execute(
+                text('SELECT "index", characters FROM job_chunks WHERE job_id = :j ORDER BY "index"'), {"j": job_id}
+            ).all()
+        assert len(chunks) > 4
+        assert [tuple(r) for r in usage] == [tuple(r) for r in chunks]  # every chunk billed, and once
+        return Render(job_id, _frames(objects.get_bytes(row.result_key)),
+                      None if lost_at is None else ended - lost_at)
+    finally:
+        engine.dispose()
+
+
+def _start(farm: FarmStack) -> FarmStack:
+    farm.start_worker("h1", "cpu", "cpu", beat=True)
+    farm.start_worker("h2", "synth", "synth")
+    farm.start_worker("h3", "synth", "synth")
+    return farm
+
+
+@pytest.fixture(scope="module")
+def rabbit_farm(make_farm) -> Iterator[FarmStack]:  # type: ignore[no-untyped-def]
+    yield _start(make_farm("rabbitmq", **SMALL_BATCHES))
+
+
+@pytest.fixture(scope="module")
+def reference(rabbit_farm: FarmStack, pg_url: str) -> Render:
+    """The book rendered with every host up."""
+    return render(rabbit_farm, pg_url)
+
+
+def test_rabbitmq_synth_host_lost_mid_book(rabbit_farm: FarmStack, reference: Render, pg_url: str) -> None:
+    faulted = render(rabbit_farm, pg_url, victim="h2")
+    assert faulted.lost_to_end_s is not None
+    print(f"\nfarm rabbitmq synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    assert faulted.frames == reference.frames  # sample for sample
+    assert faulted.lost_to_end_s < RABBIT_BOUND_S
