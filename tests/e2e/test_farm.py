@@ -23,7 +23,7 @@ from sqlalchemy import text
 
 from scheduler.queue import TASK_PLAN
 from store.db.session import make_engine, make_sessionmaker
-from tests.fixtures.farm import FarmStack, wait_for
+from tests.fixtures.farm import FarmStack, rabbitmqctl, wait_for
 from tests.support.books import excerpt, job_row, s3_store, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -32,6 +32,7 @@ BOOK = excerpt(2400)
 # Small batches, so the book is many tasks and both synth hosts hold one when the victim dies.
 SMALL_BATCHES = {"LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_SYNTH_GROUP_CHARS": "300", "LECTOR_TORCH_THREADS": "1"}
 RABBIT_BOUND_S = 90.0
+REDIS_STALL_S = 20
 
 
 @dataclass(frozen=True)
@@ -111,3 +112,27 @@ def test_rabbitmq_synth_host_lost_mid_book(rabbit_farm: FarmStack, reference: Re
     print(f"\nfarm rabbitmq synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
     assert faulted.frames == reference.frames  # sample for sample
     assert faulted.lost_to_end_s < RABBIT_BOUND_S
+
+
+def test_rabbitmq_queues_are_quorum_queues(rabbit_farm: FarmStack, reference: Render) -> None:
+    """What the workers and the sender declared on the farm's vhost (after a book went through)."""
+    vhost = rabbit_farm.broker_url.rsplit("/", 1)[1]
+    listed = dict(line.split("\t")[:2] for line in rabbitmqctl("list_queues", "-p", vhost, "name", "type").splitlines()
+                  if "\t" in line)
+    assert listed.get("synth") == "quorum" and listed.get("cpu") == "quorum", listed
+
+
+def test_redis_synth_host_lost_mid_book_waits_for_the_reaper(
+    make_farm, spare_redis_url: str, reference: Render, pg_url: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """On Redis the dead host's task is gone with its half-open connection: the reaper (every 30 s,
+    after ``LECTOR_STALL_AFTER_S`` without progress) re-sends the book's missing batches."""
+    farm = _start(make_farm(spare_redis_url, **SMALL_BATCHES, LECTOR_STALL_AFTER_S=str(REDIS_STALL_S)))
+    try:
+        faulted = render(farm, pg_url, victim="h2", timeout_s=REDIS_STALL_S + 150)
+    finally:
+        farm.farm.down()  # before the leased Redis database is flushed and given back
+    assert faulted.lost_to_end_s is not None
+    print(f"\nfarm redis synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    assert faulted.frames == reference.frames
+    assert faulted.lost_to_end_s < REDIS_STALL_S + 30 + 60  # stall + one sweep + the rest of the book
