@@ -171,6 +171,10 @@ class Farm:
         sh("ip", "link", "set", self.hosts[host].veth, "down", check=False)
         self.signal(host, signal.SIGKILL)
 
+    def revive(self, host: str) -> None:
+        """A killed host's link back up (its processes stay dead: start new ones)."""
+        sh("ip", "link", "set", self.hosts[host].veth, "up")
+
     def signal(self, host: str, sig: int) -> None:
         for pid in self.pids(host):
             with contextlib.suppress(ProcessLookupError):

@@ -40,6 +40,7 @@ class Render:
     job_id: uuid.UUID
     frames: bytes  # the WAV's samples
     lost_to_end_s: float | None = None
+    ended_at: float = 0.0  # wall clock (S3's Last-Modified is wall clock)
 
 
 def _frames(wav: bytes) -> bytes:
@@ -47,8 +48,11 @@ def _frames(wav: bytes) -> bytes:
         return reader.readframes(reader.getnframes())
 
 
-def render(farm: FarmStack, pg_url: str, *, victim: str | None = None, timeout_s: float = 240) -> Render:
-    """Submit the book, and when ``victim`` (a host) holds a synthesize task mid-book, kill it."""
+def render(
+    farm: FarmStack, pg_url: str, *, victim: str | None = None, fault: str = "kill", timeout_s: float = 240,
+) -> Render:
+    """Submit the book, and when ``victim`` (a host) holds a synthesize task mid-book, ``fault``
+    it (``kill``, ``freeze``)."""
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
     objects = s3_store(farm.local_env)
@@ -58,13 +62,20 @@ def render(farm: FarmStack, pg_url: str, *, victim: str | None = None, timeout_s
         lost_at = None
         if victim is not None:
             holder = f"synth@{victim}"
+            seen = farm.tasks_held(holder)
 
             def mid_book() -> bool:
+                """The victim has just received a task (its engine call is ahead of it, so the
+                chunks it holds are still pending) and the book is part done."""
+                fresh = farm.tasks_held(holder) - seen
+                seen.update(fresh)
+                if not fresh:
+                    return False
                 row = job_row(sessions, job_id)
-                return 0 < row.chunks_done < row.chunks_total and bool(farm.tasks_held(holder))
+                return 0 < row.chunks_done < row.chunks_total
 
             wait_for(mid_book, timeout_s, lambda: f"{victim} never held a task mid-book\n{farm.tail()}", poll_s=0.05)
-            farm.farm.kill(victim)
+            getattr(farm.farm, fault)(victim)
             lost_at = time.monotonic()
             assert job_row(sessions, job_id).status == "running", "the book ended before the loss"
         row = wait_for(
@@ -83,7 +94,7 @@ def render(farm: FarmStack, pg_url: str, *, victim: str | None = None, timeout_s
         assert len(chunks) > 4
         assert [tuple(r) for r in usage] == [tuple(r) for r in chunks]  # every chunk billed, and once
         return Render(job_id, _frames(objects.get_bytes(row.result_key)),
-                      None if lost_at is None else ended - lost_at)
+                      None if lost_at is None else ended - lost_at, time.time())
     finally:
         engine.dispose()
 
@@ -112,6 +123,52 @@ def test_rabbitmq_synth_host_lost_mid_book(rabbit_farm: FarmStack, reference: Re
     print(f"\nfarm rabbitmq synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
     assert faulted.frames == reference.frames  # sample for sample
     assert faulted.lost_to_end_s < RABBIT_BOUND_S
+
+
+def _revived(farm: FarmStack, host: str) -> None:
+    """``host`` back on the bridge with a fresh synth worker (after a test killed it)."""
+    if not farm.farm.pids(host):
+        farm.farm.revive(host)
+        farm.start_worker(host, "synth", "synth")
+
+
+def test_rabbitmq_frozen_host_thaws_as_a_harmless_zombie(rabbit_farm: FarmStack, reference: Render, pg_url: str) -> None:
+    """A synth host frozen mid-task (SIGSTOP) looks dead to RabbitMQ once its heartbeats stop: the
+    task goes to another host and the book ends. Thawed, the zombie finishes the task it held; it
+    must write nothing over the chunks another host already stored, bill nothing twice, and leave
+    the finished file alone."""
+    _revived(rabbit_farm, "h2")
+    victim = "h3"
+    faulted = render(rabbit_farm, pg_url, victim=victim, fault="freeze")
+    assert faulted.lost_to_end_s is not None
+    print(f"\nfarm rabbitmq synth host frozen: freeze to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    assert faulted.frames == reference.frames
+    held = rabbit_farm.tasks_held(f"synth@{victim}")
+    assert held, "the frozen host held no task"
+    rabbit_farm.farm.thaw(victim)
+    wait_for(lambda: not (held & rabbit_farm.tasks_held(f"synth@{victim}")), 120,
+             lambda: f"the zombie never finished its task\n{rabbit_farm.tail()}")
+    objects = s3_store(rabbit_farm.local_env)
+    engine = make_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            usage = conn.execute(text("SELECT count(*), count(DISTINCT chunk_index) FROM usage WHERE job_id = :j"),
+                                 {"j": faulted.job_id}).one()
+            total = conn.execute(text("SELECT count(*) FROM job_chunks WHERE job_id = :j"), {"j": faulted.job_id}).scalar_one()
+            result_key = conn.execute(text("SELECT result_key FROM jobs WHERE id = :j"), {"j": faulted.job_id}).scalar_one()
+    finally:
+        engine.dispose()
+    assert tuple(usage) == (total, total)  # still billed once per chunk
+    assert _frames(objects.get_bytes(result_key)) == reference.frames
+    late = [key for key, modified in _modified(objects, f"jobs/{faulted.job_id}/chunks/") if modified > faulted.ended_at]
+    assert late == [], f"the zombie rewrote chunks after the book ended: {late}"
+
+
+def _modified(objects, prefix: str) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
+    """(key, Last-Modified as a timestamp) of every object under ``prefix``."""
+    client = objects._client  # the store's own boto3 client
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=objects.bucket, Prefix=prefix)
+    return [(o["Key"], o["LastModified"].timestamp()) for page in pages for o in page.get("Contents", [])]
 
 
 def test_rabbitmq_queues_are_quorum_queues(rabbit_farm: FarmStack, reference: Render) -> None:
