@@ -14,8 +14,8 @@ from lector.wiring import (
     build_catalog,
     build_object_store,
     build_synthesizer,
-    resolved_database_url,
     resolved_broker_url,
+    resolved_database_url,
 )
 from scheduler.queue import Dispatcher, make_celery
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions

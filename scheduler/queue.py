@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from celery import Celery
-from kombu import Exchange, Queue
+from kombu.entity import Exchange, Queue
 
 TASK_PLAN: Final = "lector.plan"
 TASK_SYNTHESIZE: Final = "lector.synthesize"
@@ -62,8 +62,10 @@ def is_amqp(broker_url: str) -> bool:
 def quorum_queues() -> list[Queue]:
     """``synth`` and ``cpu`` as quorum queues on topic exchanges of their own name."""
     return [
-        Queue(name, Exchange(name, type="topic"), routing_key=name,
-              queue_arguments={"x-queue-type": "quorum"})
+        Queue(  # type: ignore[no-untyped-call]  # kombu's constructors carry no annotations
+            name, Exchange(name, type="topic"), routing_key=name,  # type: ignore[no-untyped-call]
+            queue_arguments={"x-queue-type": "quorum"},
+        )
         for name in (QUEUE_CPU, QUEUE_SYNTH)
     ]
 
