@@ -15,8 +15,9 @@ import io
 import time
 import uuid
 import wave
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import text
@@ -49,10 +50,11 @@ def _frames(wav: bytes) -> bytes:
 
 
 def render(
-    farm: FarmStack, pg_url: str, *, victim: str | None = None, fault: str = "kill", timeout_s: float = 240,
+    farm: FarmStack, pg_url: str, *, victim: str | None = None, fault: Callable[[str], None] | None = None,
+    timeout_s: float = 240,
 ) -> Render:
-    """Submit the book, and when ``victim`` (a host) holds a synthesize task mid-book, ``fault``
-    it (``kill``, ``freeze``)."""
+    """Submit the book, and when ``victim`` (a host) has just taken a synthesize task mid-book,
+    ``fault`` it (default: kill it)."""
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
     objects = s3_store(farm.local_env)
@@ -75,7 +77,7 @@ def render(
                 return 0 < row.chunks_done < row.chunks_total
 
             wait_for(mid_book, timeout_s, lambda: f"{victim} never held a task mid-book\n{farm.tail()}", poll_s=0.05)
-            getattr(farm.farm, fault)(victim)
+            (fault or farm.farm.kill)(victim)
             lost_at = time.monotonic()
             assert job_row(sessions, job_id).status == "running", "the book ended before the loss"
         row = wait_for(
@@ -139,7 +141,7 @@ def test_rabbitmq_frozen_host_thaws_as_a_harmless_zombie(rabbit_farm: FarmStack,
     the finished file alone."""
     _revived(rabbit_farm, "h2")
     victim = "h3"
-    faulted = render(rabbit_farm, pg_url, victim=victim, fault="freeze")
+    faulted = render(rabbit_farm, pg_url, victim=victim, fault=rabbit_farm.farm.freeze)
     assert faulted.lost_to_end_s is not None
     print(f"\nfarm rabbitmq synth host frozen: freeze to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
     assert faulted.frames == reference.frames
@@ -162,6 +164,23 @@ def test_rabbitmq_frozen_host_thaws_as_a_harmless_zombie(rabbit_farm: FarmStack,
     assert _frames(objects.get_bytes(result_key)) == reference.frames
     late = [key for key, modified in _modified(objects, f"jobs/{faulted.job_id}/chunks/") if modified > faulted.ended_at]
     assert late == [], f"the zombie rewrote chunks after the book ended: {late}"
+
+
+def test_rabbitmq_synth_host_cut_from_postgresql_only(rabbit_farm: FarmStack, reference: Render, pg_url: str) -> None:
+    """A synth host loses PostgreSQL alone (its packets to it dropped) just as it takes a task; the
+    broker still hears it. Its database calls fail within seconds (``store.db.session``'s TCP
+    timeouts), the task is retried through the broker, another host does it, and the book ends."""
+    _revived(rabbit_farm, "h2")
+    victim = "h2"
+    port = int(urlsplit(rabbit_farm.local_env["LECTOR_DATABASE_URL"]).port or 5432)
+    try:
+        faulted = render(rabbit_farm, pg_url, victim=victim, fault=lambda host: rabbit_farm.farm.cut(host, port))
+    finally:
+        rabbit_farm.farm.mend(victim)
+    assert faulted.lost_to_end_s is not None
+    print(f"\nfarm rabbitmq synth host cut from postgresql: cut to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    assert faulted.frames == reference.frames
+    assert faulted.lost_to_end_s < RABBIT_BOUND_S
 
 
 def _modified(objects, prefix: str) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
