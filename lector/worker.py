@@ -17,7 +17,7 @@ from lector.wiring import (
     resolved_broker_url,
     resolved_database_url,
 )
-from scheduler.queue import Dispatcher, make_celery
+from scheduler.queue import PATIENT_RETRY, Dispatcher, make_celery
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from workers import log_signals, tasks
 from workers.resources import Lazy, Resources, TaskConfig
@@ -69,6 +69,6 @@ def make_worker_app(settings: Settings) -> Celery:
         resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
         heartbeat_s=settings.broker_heartbeat_s,
     )
-    tasks.register(app, Lazy(lambda: build_resources(settings, Dispatcher(app))))
+    tasks.register(app, Lazy(lambda: build_resources(settings, Dispatcher(app, PATIENT_RETRY))))
     log_signals.connect()  # job and task ids on every log line (JSON logs), task metrics
     return app

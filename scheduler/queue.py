@@ -131,14 +131,27 @@ class Message:
     countdown: float | None = None
 
 
+#: How long a worker keeps trying to send: through a broker's restart (RabbitMQ takes some 20 s to
+#: come back). A step's messages are decided after its transaction committed, and one that is
+#: never sent is work nobody does until the reaper finds the job stalled (minutes). Kombu's
+#: default gives up after about a second.
+PATIENT_RETRY: Final[dict[str, float]] = {
+    "max_retries": 45, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 2.0,
+}
+
+
 @dataclass(slots=True)
 class Dispatcher:
-    """Sends tasks by name. Callers send only after their transaction committed."""
+    """Sends tasks by name. Callers send only after their transaction committed. ``retry_policy``:
+    kombu's, for how long a send waits for the broker (``PATIENT_RETRY`` in workers; the API
+    keeps kombu's short default, a request must not hang on a broker that is down)."""
 
     app: Celery
+    retry_policy: dict[str, float] | None = None
 
     def send(self, task: str, *args: Any, countdown: float | None = None) -> None:
-        self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown)
+        options: dict[str, Any] = {} if self.retry_policy is None else {"retry": True, "retry_policy": self.retry_policy}
+        self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown, **options)
 
     def send_all(self, messages: list[Message]) -> None:
         """Carry out what the lifecycle decided, in order."""

@@ -212,3 +212,26 @@ def test_redis_synth_host_lost_mid_book_waits_for_the_reaper(
     print(f"\nfarm redis synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
     assert faulted.frames == reference.frames
     assert faulted.lost_to_end_s < REDIS_STALL_S + 30 + 60  # stall + one sweep + the rest of the book
+
+
+def test_rabbitmq_broker_restarted_mid_book(make_farm, reference: Render, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+    """The farm's broker (a node of this test's own) crashes (SIGKILL) just as a synth host takes
+    a task, and starts again: what it had confirmed is still queued (quorum queues), what it had
+    delivered comes back, the workers reconnect, and the book ends the same."""
+    farm = _start(make_farm("own-rabbitmq", **SMALL_BATCHES))
+    assert farm.rabbit is not None
+    rabbit = farm.rabbit
+
+    def restart(_host: str) -> None:
+        rabbit.crash()
+        rabbit.start()
+
+    try:
+        faulted = render(farm, pg_url, victim="h2", fault=restart)
+    finally:
+        farm.farm.down()
+        rabbit.crash()
+    assert faulted.lost_to_end_s is not None
+    print(f"\nfarm rabbitmq broker crashed and restarted: broker back to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    assert faulted.frames == reference.frames
+    assert faulted.lost_to_end_s < RABBIT_BOUND_S
