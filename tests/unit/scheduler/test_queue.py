@@ -52,3 +52,33 @@ def test_a_task_sent_to_rabbitmq_is_routed_to_its_quorum_queue() -> None:
     app = make_celery(AMQP)
     queue = app.amqp.queues[ROUTES["lector.synthesize"]]
     assert queue.queue_arguments == {"x-queue-type": "quorum"} and queue.exchange.type == "topic"
+
+
+class _RecordingApp:
+    """Records what ``send_task`` was given (the broker itself is the e2e farm tests' business)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, object]]] = []
+
+    def send_task(self, name: str, **options: object) -> None:
+        self.sent.append((name, options))
+
+
+def test_a_workers_dispatcher_keeps_trying_through_a_broker_restart() -> None:
+    """RabbitMQ takes about 20 s to come back: a worker's send must outlast that (kombu's default
+    gives up after about a second), while the API's dispatcher keeps kombu's default."""
+    from scheduler.queue import PATIENT_RETRY, Dispatcher
+
+    patient, api = _RecordingApp(), _RecordingApp()
+    Dispatcher(patient, PATIENT_RETRY).send("lector.synthesize", "job", [1, 2])  # type: ignore[arg-type]
+    Dispatcher(api).send("lector.plan", "job")  # type: ignore[arg-type]
+    (name, options), = patient.sent
+    assert name == "lector.synthesize" and options["queue"] == QUEUE_SYNTH
+    assert options["retry"] is True and options["retry_policy"] == PATIENT_RETRY
+    waits, interval = 0.0, PATIENT_RETRY["interval_start"]
+    for _ in range(int(PATIENT_RETRY["max_retries"])):
+        waits += interval
+        interval = min(interval + PATIENT_RETRY["interval_step"], PATIENT_RETRY["interval_max"])
+    assert waits >= 60
+    assert "retry_policy" not in api.sent[0][1]
+
