@@ -38,6 +38,7 @@ test: install
 	bash infra/swift/install.sh
 	bash infra/browser/install.sh
 	bash infra/apt-install.sh prometheus  # promtool: the alert rules and dashboard queries are checked with it
+	bash infra/apt-install.sh iproute2 socat nftables  # the farm tests' hosts (infra/farm): namespaces, forwarders, cuts
 	bash infra/test.sh
 
 lint: install

@@ -21,6 +21,7 @@ from lector.wiring import (
     build_catalog,
     build_object_store,
     build_synthesizer,
+    resolved_broker_url,
     resolved_database_url,
     resolved_redis_url,
 )
@@ -45,7 +46,10 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         synthesizer=cloud_synthesizer(settings, build_synthesizer),
         session_factory=sessions,
         objects=build_object_store(settings),
-        dispatcher=Dispatcher(make_celery(resolved_redis_url(settings), visibility_timeout_s=settings.visibility_timeout_s)),
+        dispatcher=Dispatcher(make_celery(
+            resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
+            heartbeat_s=settings.broker_heartbeat_s,
+        )),
         redis=redis_client,
         webhook_allow_private=settings.webhook_allow_private,
         presign_seconds=settings.s3_presign_seconds,

@@ -73,7 +73,7 @@ def worker(
     queues: str = typer.Option("synth,cpu", help="comma-separated queues"),
     pool: str = typer.Option("solo", help="solo for GPU/torch work, threads for I/O"),
     concurrency: int = typer.Option(1),
-    name: str = typer.Option("worker"),
+    name: str = typer.Option("worker", help="the worker's name; NAME@HOST names the host too"),
     beat: bool = typer.Option(False, help="also run the periodic reaper"),
     per_gpu: bool = typer.Option(False, "--per-gpu", help="one process per visible GPU, each pinned to its device"),
     quiet: bool = typer.Option(False, "--quiet", help="no Celery banner (lector run prints one line per service)"),
@@ -93,7 +93,8 @@ def worker(
             raise typer.Exit(supervisor.run_children(supervisor.per_gpu_children(argv, name, gpus)))
     argv = [
         "worker", "--queues", queues, "--pool", pool, "--concurrency", str(concurrency),
-        "--hostname", f"{name}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+        # name@host as given (a farm's hosts share one machine's hostname), else name@<hostname>.
+        "--hostname", name if "@" in name else f"{name}@%h", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
     ]
     settings = Settings()
     if beat:

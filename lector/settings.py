@@ -69,6 +69,8 @@ def _url_of(kind: str, schemes: tuple[str, ...]) -> AfterValidator:
 PostgresUrl = Annotated[str, _url_of("PostgreSQL", ("postgresql", "postgres"))]
 #: A Redis URL as redis-py and Celery take it: TCP, TLS or a Unix socket.
 RedisUrl = Annotated[str, _url_of("Redis", ("redis", "rediss", "unix"))]
+#: Celery's broker: RabbitMQ (AMQP, a farm of hosts) or Redis (one machine).
+BrokerUrl = Annotated[str, _url_of("broker", ("amqp", "amqps", "pyamqp", "redis", "rediss", "unix"))]
 #: An http(s) URL of a service lector calls (a model service, the licence and usage endpoints).
 WebUrl = Annotated[str, _checked_as(HttpUrl)]
 OptionalWebUrl = Annotated[WebUrl | None, BeforeValidator(_blank_is_unset)]
@@ -126,6 +128,11 @@ class Settings(_Checked):
     # None means: use the local service on its standard port if it answers, else start an embedded one.
     database_url: PostgresUrl | None = None
     redis_url: RedisUrl | None = None
+    # The farm's broker (docs/scaling.md): amqp://... for RabbitMQ; None: Celery uses redis_url's Redis.
+    broker_url: BrokerUrl | None = None
+    broker_heartbeat_s: int = Field(
+        10, gt=0, description="AMQP heartbeat: RabbitMQ requeues a silent host's tasks after about two of these"
+    )
 
     # Object store: S3 when s3_bucket is set, else a local directory under data_dir.
     s3_endpoint_url: OptionalWebUrl = None

@@ -123,7 +123,7 @@ def ensure_dev_key(settings: Settings, database_url: str) -> str | None:
         engine.dispose()
 
 
-def resume_jobs(database_url: str, redis_url: str, visibility_timeout_s: int) -> int:
+def resume_jobs(database_url: str, broker_url: str, visibility_timeout_s: int) -> int:
     """Re-send the next step of every unfinished job at once: a worker that died took its task
     with it, and waiting for the reaper (``stall_after_s``, minutes) would stall those jobs. A
     job that was not stalled gets a twin task; every step is idempotent, and a chunk is billed
@@ -140,7 +140,7 @@ def resume_jobs(database_url: str, redis_url: str, visibility_timeout_s: int) ->
             actions = reaper.stalled(session=session, stall_after=timedelta(0))
     finally:
         engine.dispose()
-    dispatcher = Dispatcher(make_celery(redis_url, visibility_timeout_s=visibility_timeout_s))
+    dispatcher = Dispatcher(make_celery(broker_url, visibility_timeout_s=visibility_timeout_s))
     for task, job_id in actions:
         dispatcher.send(task, job_id)
     if actions:
@@ -175,7 +175,7 @@ def run(settings: Settings) -> int:
         for name, (argv, overrides) in commands(settings, gpu_count(settings)).items():
             supervisor.add(name, argv, {**env, **overrides})
             print(f"  {name:<14} {_where(settings, argv)}", flush=True)  # noqa: T201
-        urls = (backends.database_url, backends.redis_url, settings.visibility_timeout_s)
+        urls = (backends.database_url, settings.broker_url or backends.redis_url, settings.visibility_timeout_s)
 
         def on_restart(name: str) -> None:
             if name.startswith("worker-"):

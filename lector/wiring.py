@@ -32,6 +32,11 @@ def resolved_redis_url(settings: Settings) -> str:
     return settings.redis_url or DEFAULT_REDIS_URL
 
 
+def resolved_broker_url(settings: Settings) -> str:
+    """Celery's broker: ``LECTOR_BROKER_URL`` (RabbitMQ on a farm), else the Redis lector uses."""
+    return settings.broker_url or resolved_redis_url(settings)
+
+
 def build_object_store(settings: Settings) -> ObjectStore:
     from store.objects import build_object_store as build
 

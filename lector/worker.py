@@ -14,10 +14,10 @@ from lector.wiring import (
     build_catalog,
     build_object_store,
     build_synthesizer,
+    resolved_broker_url,
     resolved_database_url,
-    resolved_redis_url,
 )
-from scheduler.queue import Dispatcher, make_celery
+from scheduler.queue import PATIENT_RETRY, Dispatcher, make_celery
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from workers import log_signals, tasks
 from workers.resources import Lazy, Resources, TaskConfig
@@ -65,7 +65,10 @@ def count_job_billing(model: str, characters: int) -> None:
 
 def make_worker_app(settings: Settings) -> Celery:
     """The Celery app with lector's tasks registered; no connection is opened until it runs."""
-    app = make_celery(resolved_redis_url(settings), visibility_timeout_s=settings.visibility_timeout_s)
-    tasks.register(app, Lazy(lambda: build_resources(settings, Dispatcher(app))))
+    app = make_celery(
+        resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
+        heartbeat_s=settings.broker_heartbeat_s,
+    )
+    tasks.register(app, Lazy(lambda: build_resources(settings, Dispatcher(app, PATIENT_RETRY))))
     log_signals.connect()  # job and task ids on every log line (JSON logs), task metrics
     return app

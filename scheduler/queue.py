@@ -8,6 +8,14 @@ Crash safety comes from configuration, not luck: late acks with reject-on-worker
 a killed worker's task; prefetch 1 keeps a worker from hoarding; the visibility timeout is longer
 than any task; and the unacked-restore interval is short, since kombu otherwise waits about 100 s
 before it notices a lost task.
+
+Two brokers (``docs/scaling.md`` says which to choose): Redis, the embedded default for one
+machine, and RabbitMQ (``amqp://``) for a farm of hosts. On RabbitMQ the ``synth`` and ``cpu``
+queues are quorum queues (replicated, and they requeue the unacknowledged messages of a connection
+whose heartbeats stop, so a vanished host's task comes back in seconds, not after the reaper's
+stall timeout); publishes wait for the broker's confirm, so a message sent after a commit is on
+the broker before the sender goes on. The queues' exchanges are topic exchanges because Celery's
+native delayed delivery (a countdown on a quorum queue: the webhook's retries) needs them.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from celery import Celery
+from kombu.entity import Exchange, Queue
 
 TASK_PLAN: Final = "lector.plan"
 TASK_SYNTHESIZE: Final = "lector.synthesize"
@@ -38,9 +47,55 @@ ROUTES: Final[dict[str, str]] = {
     TASK_EXPIRE: QUEUE_CPU,
 }
 EXPIRE_EVERY_S: Final = 3600.0
+#: Seconds between AMQP heartbeats: RabbitMQ drops a silent connection (and requeues what it held)
+#: after about two of them. Workers doing synthesis must run a pool that keeps the consumer's loop
+#: free (``threads``), or a long task would starve the heartbeats and look like a dead host.
+DEFAULT_HEARTBEAT_S: Final = 10
+AMQP_SCHEMES: Final = ("amqp", "amqps", "pyamqp")
 
 
-def make_celery(broker_url: str, *, visibility_timeout_s: int = 3600, name: str = "lector") -> Celery:
+def is_amqp(broker_url: str) -> bool:
+    """Whether ``broker_url`` names RabbitMQ (AMQP) rather than Redis."""
+    return broker_url.split("://", 1)[0].split("+", 1)[0] in AMQP_SCHEMES
+
+
+def quorum_queues() -> list[Queue]:
+    """``synth`` and ``cpu`` as quorum queues on topic exchanges of their own name."""
+    return [
+        Queue(  # type: ignore[no-untyped-call]  # kombu's constructors carry no annotations
+            name, Exchange(name, type="topic"), routing_key=name,  # type: ignore[no-untyped-call]
+            queue_arguments={"x-queue-type": "quorum"},
+        )
+        for name in (QUEUE_CPU, QUEUE_SYNTH)
+    ]
+
+
+def broker_settings(broker_url: str, *, visibility_timeout_s: int, heartbeat_s: int) -> dict[str, object]:
+    """What differs between the two brokers. Redis: the visibility timeout (longer than any task)
+    and a short unacked-restore interval. RabbitMQ: quorum queues, publisher confirms, heartbeats,
+    and per-consumer prefetch (quorum queues refuse a global QoS)."""
+    if not is_amqp(broker_url):
+        return {
+            "broker_transport_options": {
+                "visibility_timeout": visibility_timeout_s,
+                "unacked_restore_interval": 1,
+                "unacked_restore_throttle": 1,
+            },
+        }
+    return {
+        "task_queues": quorum_queues(),
+        "task_create_missing_queue_type": "quorum",
+        "broker_native_delayed_delivery_queue_type": "quorum",
+        "broker_transport_options": {"confirm_publish": True},
+        "broker_heartbeat": heartbeat_s,
+        "worker_detect_quorum_queues": True,
+    }
+
+
+def make_celery(
+    broker_url: str, *, visibility_timeout_s: int = 3600, heartbeat_s: int = DEFAULT_HEARTBEAT_S,
+    name: str = "lector",
+) -> Celery:
     """A configured Celery app; no connection is opened until a task is sent or a worker starts."""
     app = Celery(name, broker=broker_url)
     app.conf.update(
@@ -51,11 +106,6 @@ def make_celery(broker_url: str, *, visibility_timeout_s: int = 3600, name: str 
         task_routes={task: {"queue": queue} for task, queue in ROUTES.items()},
         task_ignore_result=True,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={
-            "visibility_timeout": visibility_timeout_s,
-            "unacked_restore_interval": 1,
-            "unacked_restore_throttle": 1,
-        },
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
         task_serializer="json",
@@ -66,6 +116,7 @@ def make_celery(broker_url: str, *, visibility_timeout_s: int = 3600, name: str 
             "expire-old-jobs": {"task": TASK_EXPIRE, "schedule": EXPIRE_EVERY_S},
         },
     )
+    app.conf.update(broker_settings(broker_url, visibility_timeout_s=visibility_timeout_s, heartbeat_s=heartbeat_s))
     return app
 
 
@@ -80,14 +131,27 @@ class Message:
     countdown: float | None = None
 
 
+#: How long a worker keeps trying to send: through a broker's restart (RabbitMQ takes some 20 s to
+#: come back). A step's messages are decided after its transaction committed, and one that is
+#: never sent is work nobody does until the reaper finds the job stalled (minutes). Kombu's
+#: default gives up after about a second.
+PATIENT_RETRY: Final[dict[str, float]] = {
+    "max_retries": 45, "interval_start": 0.5, "interval_step": 0.5, "interval_max": 2.0,
+}
+
+
 @dataclass(slots=True)
 class Dispatcher:
-    """Sends tasks by name. Callers send only after their transaction committed."""
+    """Sends tasks by name. Callers send only after their transaction committed. ``retry_policy``:
+    kombu's, for how long a send waits for the broker (``PATIENT_RETRY`` in workers; the API
+    keeps kombu's short default, a request must not hang on a broker that is down)."""
 
     app: Celery
+    retry_policy: dict[str, float] | None = None
 
     def send(self, task: str, *args: object, countdown: float | None = None) -> None:
-        self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown)
+        options: dict[str, object] = {} if self.retry_policy is None else {"retry": True, "retry_policy": self.retry_policy}
+        self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown, **options)
 
     def send_all(self, messages: list[Message]) -> None:
         """Carry out what the lifecycle decided, in order."""

@@ -4,7 +4,9 @@ Each chunk's audio (int16 PCM at the voice's native rate) and its word timings a
 deterministic keys *before* the chunk is marked done, and the usage row is written in the same
 transaction as the mark (one transaction per engine call's group of chunks): a worker killed
 anywhere in between leaves those chunks pending and unbilled, and the redelivered task redoes
-exactly them. A chunk already done is skipped.
+exactly them. A chunk already done is skipped, at the start and again just before its audio is
+written (a frozen host that wakes after its task went elsewhere writes nothing over the audio
+another host stored).
 """
 
 from __future__ import annotations
@@ -161,6 +163,15 @@ def synthesize_batch(
             return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id)
         work = _render_group(synthesizer, voice, controls, group, lang, normalize_text, lexicons)
         rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(voice).sample_rate)
+        # Look again before writing: a chunk another host stored and marked meanwhile (this task
+        # was redelivered while its host was frozen, and the host has woken up) keeps that host's
+        # audio, which assembly may already have read. This narrows a zombie's late overwrite to
+        # the moment between this look and its PUT; it does not close it (docs/scaling.md).
+        with sessions() as session:
+            pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w[0] for w in work])
+        work = [w for w in work if w[0] in pending_now]
+        if not work:
+            continue
         # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
         with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
             durations = list(

@@ -9,6 +9,7 @@ pytest_plugins = [
     "tests.fixtures.swift",
     "tests.fixtures.voice",
     "tests.fixtures.stack",
+    "tests.fixtures.farm",
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import redis
 from celery import Celery, Task
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from scheduler import lifecycle, retention
 from scheduler.parallel import BrokenProcessPool
@@ -34,8 +35,11 @@ from workers.resources import Resources
 log = logging.getLogger("lector.tasks")
 
 # BrokenProcessPool: an assembly worker process died (the OOM killer); the retry gets a new pool.
+# BrokerUnavailable: a send gave up on the broker (restarting longer than PATIENT_RETRY): the job
+# must not fail for it; the task's delivery comes back when the broker does.
 TRANSIENT = (
-    DatabaseUnavailable, ObjectStoreUnavailable, redis.ConnectionError, ConnectionError, TimeoutError, BrokenProcessPool,
+    DatabaseUnavailable, ObjectStoreUnavailable, BrokerUnavailable, redis.ConnectionError, ConnectionError,
+    TimeoutError, BrokenProcessPool,
 )
 RETRY = {
     "autoretry_for": TRANSIENT,

@@ -341,6 +341,21 @@ def pending_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
     )
 
 
+def still_pending(*, session: Session, job_id: uuid.UUID, indices: Sequence[int]) -> set[int]:
+    """Which of ``indices`` are pending now: a task that synthesized them looks again before it
+    writes their audio, since another host may have stored and marked them meanwhile (a frozen
+    host thawed late, a twin task)."""
+    if not indices:
+        return set()
+    return set(
+        session.scalars(
+            select(JobChunk.index).where(
+                JobChunk.job_id == job_id, JobChunk.index.in_([int(i) for i in indices]), JobChunk.status == "pending"
+            )
+        )
+    )
+
+
 def list_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
     """All of a job's chunks, in order (what ``assemble`` stitches)."""
     return list(session.scalars(select(JobChunk).where(JobChunk.job_id == job_id).order_by(JobChunk.index)))

@@ -38,11 +38,26 @@ def normalize_url(url: str) -> str:
     return parsed.set(drivername=_DRIVER).render_as_string(hide_password=False)
 
 
+# A database that vanishes without a word (its host's link gone, packets dropped) must fail a
+# call in seconds, not after the kernel's ~15 minutes of TCP retransmissions: a worker stuck that
+# long holds its task (and the broker, hearing its heartbeats, never hands the task elsewhere).
+# libpq's own settings, ignored on Unix sockets: data unacknowledged for 15 s, or an idle link
+# silent to three keepalive probes, closes the connection; a connection attempt gives up after 10 s.
+CONNECT_ARGS = {
+    "connect_timeout": 10,
+    "tcp_user_timeout": 15_000,
+    "keepalives": 1,
+    "keepalives_idle": 15,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+
+
 def make_engine(url: str, *, pool: bool = True, echo: bool = False) -> Engine:
     """Build an engine on psycopg 3. ``pool=False`` gives a ``NullPool`` (safe to create before fork)."""
     if pool:
-        return create_engine(normalize_url(url), pool_pre_ping=True, echo=echo)
-    return create_engine(normalize_url(url), poolclass=NullPool, echo=echo)
+        return create_engine(normalize_url(url), pool_pre_ping=True, echo=echo, connect_args=CONNECT_ARGS)
+    return create_engine(normalize_url(url), poolclass=NullPool, echo=echo, connect_args=CONNECT_ARGS)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -309,3 +309,45 @@ def test_twin_steps_on_one_job_do_each_piece_of_work_once(
 def test_failing_a_job_that_no_longer_exists_sends_nothing(sessions: lifecycle.SessionFactory) -> None:
     """A stale message's failure handler must not raise a second error for a job whose rows are gone."""
     assert lifecycle.fail(sessions=sessions, job_id=uuid.uuid4(), error=RuntimeError("boom")) == []
+
+
+class _FrozenEngine(ToneEngine):
+    """An engine call during which the host is frozen: ``meanwhile`` (another host doing the same
+    batch, redelivered to it) runs inside the first call, which then returns as a thawed host's."""
+
+    def __init__(self, meanwhile: Callable[[], object]) -> None:
+        super().__init__()
+        self.meanwhile: Callable[[], object] | None = meanwhile
+
+    def synthesize(self, sentences, options=None):  # type: ignore[no-untyped-def]
+        if self.meanwhile is not None:
+            run, self.meanwhile = self.meanwhile, None
+            run()
+        return super().synthesize(sentences, options)
+
+
+def test_a_thawed_zombie_writes_nothing_over_chunks_another_host_stored(
+    committing_sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    """A synthesize task whose host froze in the engine call, and whose batch another host did
+    meanwhile, wakes up: it stores no audio over that host's (assembly may have read it already)
+    and bills nothing."""
+    sessions = committing_sessions
+    objects = _CountingStore(tmp_path / "zombie")
+    job_id, _, _, _ = _submit(sessions, objects)
+    planned = lifecycle.plan(sessions=sessions, objects=objects, job_id=job_id, batch_chars=400, window=2)
+    batch = next(m for m in planned.messages if m.task == TASK_SYNTHESIZE).args[1]
+    catalog = Catalog.load()
+
+    def run(engine: ToneEngine) -> int:
+        return lifecycle.synthesize(
+            sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: engine), catalog=catalog,
+            job_id=job_id, indices=batch, group_chars=200,
+        ).value
+
+    rescued: list[int] = []
+    late = run(_FrozenEngine(lambda: rescued.append(run(ToneEngine()))))
+    assert rescued == [len(batch)] and late == 0
+    chunk_writes = {key: n for key, n in objects.puts.items() if "/chunks/" in key}
+    assert len(chunk_writes) == 2 * len(batch)  # audio and timings of each chunk
+    assert set(chunk_writes.values()) == {1}, chunk_writes  # the rescuer's, never overwritten

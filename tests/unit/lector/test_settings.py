@@ -79,6 +79,8 @@ def test_the_typed_fields_keep_their_defaults(monkeypatch: pytest.MonkeyPatch) -
         ("LECTOR_LICENSE_URL", "", "license_url", None),  # docker-compose's ${LECTOR_LICENSE_URL:-}
         ("LECTOR_LOG_LEVEL", "debug", "log_level", "DEBUG"),
         ("LECTOR_DEVICE", "cuda:1", "device", "cuda:1"),
+        ("LECTOR_BROKER_URL", "amqp://guest:guest@10.210.0.1:5672/farm", "broker_url", "amqp://guest:guest@10.210.0.1:5672/farm"),
+        ("LECTOR_BROKER_URL", "redis://127.0.0.1:6379/3", "broker_url", "redis://127.0.0.1:6379/3"),
     ],
 )
 def test_valid_values_are_kept_as_given(
@@ -102,6 +104,7 @@ def test_valid_values_are_kept_as_given(
          "LECTOR_DATABASE_URL: a PostgreSQL URL starts with one of: postgresql://, postgres://"),
         ("LECTOR_DATABASE_URL", "postgresql://u:hunter2@db:port/x", "LECTOR_DATABASE_URL: Port could not be cast"),
         ("LECTOR_REDIS_URL", "http://redis:6379", "LECTOR_REDIS_URL: a Redis URL starts with one of"),
+        ("LECTOR_BROKER_URL", "kafka://u:hunter2@broker:9092", "LECTOR_BROKER_URL: a broker URL starts with one of: amqp://"),
         ("MODEL_URL", "model:8080/invocations", "MODEL_URL: "),
         ("LECTOR_USAGE_URL", "ftp://vendor/usage", "LECTOR_USAGE_URL: URL scheme should be 'http' or 'https'"),
     ],
