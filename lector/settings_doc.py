@@ -50,8 +50,11 @@ NOTES: dict[str, str] = {
     "log_level": "`DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL`",
     "database_url": "PostgreSQL, as a SQLAlchemy URL (`postgresql+psycopg://...`). Unset: the local server on "
     "127.0.0.1:5432 (database `lector`) if it answers, else an embedded one under the data directory",
-    "redis_url": "Redis: Celery's broker and the WebSocket connection counters. Unset: 127.0.0.1:6379 if it "
-    "answers, else an embedded one",
+    "redis_url": "Redis: Celery's broker (unless `LECTOR_BROKER_URL` is set) and the WebSocket connection "
+    "counters. Unset: 127.0.0.1:6379 if it answers, else an embedded one",
+    "broker_url": "Celery's broker for a farm of many hosts: `amqp://user:pass@host:5672/vhost` (RabbitMQ, quorum "
+    "queues; a lost host's tasks come back when its heartbeats stop). Unset: the Redis of `LECTOR_REDIS_URL`, "
+    "where a lost host's task waits for the reaper (`LECTOR_STALL_AFTER_S`). See docs/scaling.md",
     "s3_endpoint_url": "S3 endpoint (MinIO, Swift, ...); unset: AWS's",
     "s3_bucket": "S3 bucket for job text, chunk audio and results; unset: a local directory (`LECTOR_OBJECTS_DIR`)",
     "s3_region": "S3 region (also signs presigned links)",
@@ -114,7 +117,7 @@ GROUPS: list[tuple[str, list[str]]] = [
     ("Process and HTTP", ["env", "host", "port", "data_dir", "log_format", "log_level", "max_body_bytes",
                           "body_timeout_s", "loop_stall_ms", "blocking_threads", "engine_slots", "admin_token"]),
     ("`lector run`", ["restart_limit_per_minute", "restart_backoff_s"]),
-    ("PostgreSQL, Redis and the object store", ["database_url", "redis_url", "s3_bucket", "s3_endpoint_url",
+    ("PostgreSQL, Redis and the object store", ["database_url", "redis_url", "broker_url", "broker_heartbeat_s", "s3_bucket", "s3_endpoint_url",
                                                  "s3_region", "s3_access_key_id", "s3_secret_access_key",
                                                  "s3_presign_seconds", "objects_dir"]),
     ("Synthesis", ["device", "torch_threads", "engine_dtype", "vits_runtime", "voice_catalog", "engine_batching",

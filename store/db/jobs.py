@@ -350,7 +350,7 @@ def still_pending(*, session: Session, job_id: uuid.UUID, indices: Sequence[int]
     return set(
         session.scalars(
             select(JobChunk.index).where(
-                JobChunk.job_id == job_id, JobChunk.index.in_([int(i) for i in indices]), JobChunk.status == "pending"
+                JobChunk.job_id == job_id, JobChunk.index.in_([int(i) for i in indices]), JobChunk.status == ChunkStatus.PENDING
             )
         )
     )

@@ -33,11 +33,16 @@ def _containers(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in doc["spec"]["template"]["spec"]["containers"]}
 
 
+#: The kinds whose pods send or take tasks (the API is a StatefulSet: its usage outbox has a volume).
+WORKLOADS = ("Deployment", "StatefulSet")
+
+
 def _patched(name: str) -> dict[str, Any]:
-    """The Deployment with its patch applied as a strategic merge does (containers by name; env
+    """The workload with its patch applied as a strategic merge does (containers by name; env
     merged by name; args replaced)."""
-    merged = yaml.safe_load(yaml.safe_dump(CLOUD_DOCS[("Deployment", name)]))
-    patch = PATCHES[("Deployment", name)]["spec"]["template"]["spec"]
+    (kind,) = [k for k in WORKLOADS if (k, name) in CLOUD_DOCS]
+    merged = yaml.safe_load(yaml.safe_dump(CLOUD_DOCS[(kind, name)]))
+    patch = PATCHES[(kind, name)]["spec"]["template"]["spec"]
     spec = merged["spec"]["template"]["spec"]
     for key, value in patch.items():
         if key != "containers":
@@ -57,8 +62,9 @@ def test_it_builds_on_the_cloud_stack() -> None:
 
 
 def test_every_task_sender_and_worker_uses_the_broker_from_the_secret() -> None:
-    users = {name for kind, name in CLOUD_DOCS if kind == "Deployment" and name != "lector-model-server"}
+    users = {name for kind, name in CLOUD_DOCS if kind in WORKLOADS and name != "lector-model-server"}
     assert {name for _, name in PATCHES} == users
+    assert set(PATCHES) <= set(CLOUD_DOCS)  # each patch names its target's kind: kustomize matches on it
     for name in users:
         patched = _patched(name)
         kubernetes_validate.validate(patched, KUBERNETES_VERSION, strict=True)
