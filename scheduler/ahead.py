@@ -34,6 +34,7 @@ from typing import Any, Final
 import numpy as np
 
 from scheduler import parallel
+from scheduler.conformance import limiter_ceiling
 from scheduler.objects import (
     ahead_chapter_key,
     ahead_loudness_key,
@@ -245,7 +246,7 @@ def _submit(pool: Executor, objects: Any, book: Book) -> list[tuple[str, Future[
         return [(key, None) for key in keys]
     loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
     peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
-    levels = Measured(book.timeline, peaks, [linear(g) for g in known])
+    levels = Measured(book.timeline, peaks, [linear(g) for g in known], limiter_ceiling(book.fmt))
     futures = {key: pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo}
     return [(key, futures.get(key)) for key in keys]
 
@@ -283,10 +284,9 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
     timeline = book.timeline
     total_seconds = timeline.end / timeline.native_rate
     if not encodes_ahead(book.fmt, book.out_rate):
-        gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
-        loud = _load(objects, book.job_id, range(len(gains)))
-        levels = Measured(timeline, [loud[i].peak for i in range(len(gains))], [linear(g) for g in gains])
-        return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
+        return render_audio(
+            objects, book.job_id, levels(objects, book), book.fmt, book.out_rate, path, metadata=metadata, workers=1
+        )
     joiner = SegmentJoiner(
         FILE_FORMATS[book.fmt], book.out_rate, path, metadata=metadata, total_seconds=total_seconds
     )
@@ -305,6 +305,14 @@ def finish(objects: Any, book: Book, path: Path, *, metadata: Metadata | None, w
         joiner.abort()
         raise
     return int(round(timeline.end * book.out_rate / timeline.native_rate))
+
+
+def levels(objects: Any, book: Book) -> Measured:
+    """The whole book's chunk peaks and chapter gains, as the segments were rendered with."""
+    gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
+    loud = _load(objects, book.job_id, range(len(gains)))
+    peaks = [loud[i].peak for i in range(len(gains))]
+    return Measured(book.timeline, peaks, [linear(g) for g in gains], limiter_ceiling(book.fmt))
 
 
 def _join(objects: Any, joiner: SegmentJoiner, items: Sequence[tuple[str, Future[bytes] | None]]) -> None:

@@ -27,14 +27,14 @@ import logging
 import shutil
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from scheduler import ahead, measuring, parallel, subtitles
+from scheduler import ahead, conformance, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
 from scheduler.objects import (
     chunk_meta_key,
@@ -47,7 +47,7 @@ from scheduler.objects import (
 from scheduler.planning import Layout
 from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
-from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
+from speech.audio import Chapter, Metadata, joined_loudness, measure_file, normalization_gain_db, open_file_encoder
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 
@@ -197,20 +197,29 @@ def render(
     )
     audio = workdir / f"audio.{fmt}"
     written = 0
+    chapter_scope = params.get("loudness_scope") == "chapter"
     try:
         with ExitStack() as stack:
             timing = _TimingWriter(stack, workdir)
             if timeline is None:  # nothing to say: a valid, empty file
                 open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
-            elif params.get("loudness_scope") == "chapter":  # mostly done while synthesis ran
+            elif chapter_scope:  # mostly done while synthesis ran
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="assemble-timings") as pool:
                     timings = pool.submit(_write_timings, objects, job_id, timeline, timing, params)
                     book = ahead.Book(job_id, layout, timeline, fmt, out_rate, target)
                     written = ahead.finish(objects, book, audio, metadata=metadata, workers=workers)
                     timings.result()
+                _conform(
+                    objects, job_id, layout, timeline, lambda: ahead.levels(objects, book), fmt, out_rate, target,
+                    audio, metadata, workers, chapter_scope=True,
+                )
             else:
-                written = _render_book_scope(
+                written, levels = _render_book_scope(
                     objects, job_id, timeline, fmt, out_rate, target, audio, metadata, workers, timing, params
+                )
+                _conform(
+                    objects, job_id, layout, timeline, lambda: levels, fmt, out_rate, target, audio, metadata, workers,
+                    chapter_scope=False,
                 )
             timing.close()
     except parallel.BrokenProcessPool:
@@ -229,7 +238,7 @@ def render(
 def _render_book_scope(
     objects: Any, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
     metadata: Metadata, workers: int, timing: _TimingWriter, params: dict[str, Any],
-) -> int:
+) -> tuple[int, Measured]:
     """One gain for the whole book: measured in parts on the workers, then rendered."""
     if uses_segments(fmt, out_rate, workers):
         segments = encoded_segments(timeline, fmt, out_rate, workers)
@@ -242,8 +251,29 @@ def _render_book_scope(
     )
     loudness, peaks = _measure(objects, job_id, timeline, [s.first for s in segments], workers, timing, params)
     gain_db = normalization_gain_db(loudness, target)
-    book = Measured.one_gain(timeline, peaks, 10 ** (gain_db / 20))
-    return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
+    book = Measured.one_gain(timeline, peaks, 10 ** (gain_db / 20), conformance.limiter_ceiling(fmt))
+    return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers), book
+
+
+def _conform(
+    objects: Any, job_id: uuid.UUID, layout: Layout, timeline: Timeline, rendered_with: Callable[[], Measured],
+    fmt: str, out_rate: int, target: float, audio: Path, metadata: Metadata, workers: int, *, chapter_scope: bool,
+) -> None:
+    """Decode the file just written and render it again while its loudness or peak misses
+    (``scheduler.conformance``); ``rendered_with`` gives the levels the file was rendered with."""
+    parts = conformance.spans(layout, timeline, chapter_scope=chapter_scope, chapters=ahead.chapter_spans(layout))
+    corrector = conformance.Corrector(fmt, target, parts)
+    levels: Measured | None = None
+    for attempt in range(1, conformance.MAX_RENDERS + 1):
+        seen = conformance.verdict(measure_file(audio), parts)
+        log.info(
+            "job %s: render %d decodes at %s LUFS (target %.1f), true peak %.2f dBFS", job_id, attempt,
+            ", ".join(f"{v:.2f}" for v in seen.loudness), target, seen.true_peak_dbfs,
+        )
+        if seen.ok(target) or attempt == conformance.MAX_RENDERS:
+            return
+        levels = corrector.next_levels(levels or rendered_with(), seen)
+        render_audio(objects, job_id, levels, fmt, out_rate, audio, metadata=metadata, workers=workers)
 
 
 def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:

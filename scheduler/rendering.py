@@ -69,7 +69,7 @@ def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
     lasts = np.concatenate([hot[breaks], [hot[-1]]])
     for first, last in zip(firsts, lasts, strict=True):
         a, b = max(int(first) - context, 0), min(int(last) + context + 1, len(y))
-        y[a:b] = limit_true_peak(y[a:b], rate, TRUE_PEAK_DBFS)
+        y[a:b] = limit_true_peak(y[a:b], rate, 20 * math.log10(ceiling))
     return y
 
 
@@ -80,10 +80,13 @@ class Measured:
     timeline: Timeline
     peaks: Sequence[float]  # each chunk's sample peak
     gains: Sequence[float]  # each chunk's gain, linear: the book's one gain, or its chapter's
+    #: The limiter's true-peak ceiling, linear: under the promised one by the codec's headroom
+    #: (``scheduler.conformance.limiter_ceiling``), since encoding moves peaks after the limiter.
+    ceiling: float = 10 ** (TRUE_PEAK_DBFS / 20)
 
     @classmethod
-    def one_gain(cls, timeline: Timeline, peaks: Sequence[float], gain: float) -> Measured:
-        return cls(timeline, peaks, [gain] * len(timeline.offsets))
+    def one_gain(cls, timeline: Timeline, peaks: Sequence[float], gain: float, ceiling: float) -> Measured:
+        return cls(timeline, peaks, [gain] * len(timeline.offsets), ceiling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,7 @@ def _segment_blocks(objects: Any, job_id: uuid.UUID, book: Measured, segment: Se
     start_native = timeline.offsets[segment.first] - timeline.pauses[segment.first] if segment.first else 0
     position = int(round(start_native * ratio))  # output sample of the resampler's first output
     resampler = StreamResampler(timeline.native_rate, out_rate)
-    ceiling = 10 ** (TRUE_PEAK_DBFS / 20)
+    ceiling = book.ceiling
     previous_peak = 0.0  # after its gain
 
     def cut(y: np.ndarray, gain: np.float32, peak: float) -> np.ndarray:
