@@ -315,6 +315,17 @@ def levels(objects: Any, book: Book) -> Measured:
     return Measured(book.timeline, peaks, [linear(g) for g in gains], limiter_ceiling(book.fmt))
 
 
+def render_again(objects: Any, book: Book, levels: Measured, path: Path, *, metadata: Metadata | None, workers: int) -> int:
+    """The whole book under corrected ``levels`` (``scheduler.conformance``), cut where
+    :func:`finish` cuts it, so that a book is the same whether or not it was done ahead."""
+    if not encodes_ahead(book.fmt, book.out_rate):
+        return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
+    return render_audio(
+        objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=workers,
+        segments=_segments(book),
+    )
+
+
 def _join(objects: Any, joiner: SegmentJoiner, items: Sequence[tuple[str, Future[bytes] | None]]) -> None:
     """The segments into the file in order, each as soon as it is there: what was encoded ahead
     is joined while the pool still encodes the rest (the last chapter), so the join is not one

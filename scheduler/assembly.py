@@ -47,7 +47,14 @@ from scheduler.objects import (
 from scheduler.planning import Layout
 from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
-from speech.audio import Chapter, Metadata, joined_loudness, measure_file, normalization_gain_db, open_file_encoder
+from speech.audio import (
+    Chapter,
+    Metadata,
+    joined_loudness,
+    measure_file,
+    normalization_gain_db,
+    open_file_encoder,
+)
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 
@@ -210,16 +217,20 @@ def render(
                     written = ahead.finish(objects, book, audio, metadata=metadata, workers=workers)
                     timings.result()
                 _conform(
-                    objects, job_id, layout, timeline, lambda: ahead.levels(objects, book), fmt, out_rate, target,
-                    audio, metadata, workers, chapter_scope=True,
+                    job_id, layout, timeline, lambda: ahead.levels(objects, book), audio, target,
+                    lambda levels: ahead.render_again(objects, book, levels, audio, metadata=metadata, workers=workers),
+                    fmt=fmt, chapter_scope=True,
                 )
             else:
                 written, levels = _render_book_scope(
                     objects, job_id, timeline, fmt, out_rate, target, audio, metadata, workers, timing, params
                 )
                 _conform(
-                    objects, job_id, layout, timeline, lambda: levels, fmt, out_rate, target, audio, metadata, workers,
-                    chapter_scope=False,
+                    job_id, layout, timeline, lambda: levels, audio, target,
+                    lambda again: render_audio(
+                        objects, job_id, again, fmt, out_rate, audio, metadata=metadata, workers=workers
+                    ),
+                    fmt=fmt, chapter_scope=False,
                 )
             timing.close()
     except parallel.BrokenProcessPool:
@@ -256,8 +267,7 @@ def _render_book_scope(
 
 
 def _conform(
-    objects: Any, job_id: uuid.UUID, layout: Layout, timeline: Timeline, rendered_with: Callable[[], Measured],
-    fmt: str, out_rate: int, target: float, audio: Path, metadata: Metadata, workers: int, *, chapter_scope: bool,
+    job_id: uuid.UUID, layout: Layout, timeline: Timeline, rendered_with: Callable[[], Measured], audio: Path, target: float, render_again: Callable[[Measured], int], *, fmt: str, chapter_scope: bool,
 ) -> None:
     """Decode the file just written and render it again while its loudness or peak misses
     (``scheduler.conformance``); ``rendered_with`` gives the levels the file was rendered with."""
@@ -273,7 +283,7 @@ def _conform(
         if seen.ok(target) or attempt == conformance.MAX_RENDERS:
             return
         levels = corrector.next_levels(levels or rendered_with(), seen)
-        render_audio(objects, job_id, levels, fmt, out_rate, audio, metadata=metadata, workers=workers)
+        render_again(levels)
 
 
 def assemble_job(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUID, workers: int | None = None) -> bool:

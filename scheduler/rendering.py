@@ -229,9 +229,14 @@ def uses_segments(fmt: str, out_rate: int, workers: int) -> bool:
 
 def render_audio(
     objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
-    metadata: Metadata | None, workers: int,
+    metadata: Metadata | None, workers: int, segments: Sequence[Segment] | None = None,
 ) -> int:
-    """Write the audio file; return its length in samples at ``out_rate``."""
+    """Write the audio file; return its length in samples at ``out_rate``. ``segments``: cut the
+    file where these say (chapter scope renders again where it cut ahead), else where
+    :func:`encoded_segments` does."""
+    if segments is not None:
+        return _render_segments(objects, job_id, book, fmt, out_rate, path, metadata=metadata, workers=workers,
+                                segments=segments)
     if uses_segments(fmt, out_rate, workers):
         return _render_segments(objects, job_id, book, fmt, out_rate, path, metadata=metadata, workers=workers)
     segment = plan_segments(book.timeline, out_rate, 1)[0]
@@ -274,10 +279,10 @@ def encode_segment(
 
 def _render_segments(
     objects: Any, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
-    metadata: Metadata | None, workers: int,
+    metadata: Metadata | None, workers: int, segments: Sequence[Segment] | None = None,
 ) -> int:
     timeline = book.timeline
-    segments = encoded_segments(timeline, fmt, out_rate, workers)
+    segments = segments or encoded_segments(timeline, fmt, out_rate, workers)
     joiner = SegmentJoiner(
         FILE_FORMATS[fmt], out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate
     )
