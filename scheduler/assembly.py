@@ -34,17 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from scheduler import ahead, conformance, measuring, parallel, subtitles
+from scheduler import acx, ahead, conformance, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
 from scheduler.objects import (
     chunk_meta_key,
+    compliance_key,
     plan_key,
     result_key,
     srt_key,
     timestamps_key,
     vtt_key,
 )
-from scheduler.planning import Layout
+from scheduler.planning import Layout, Pauses
 from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import (
@@ -61,6 +62,7 @@ from store.db.session import SessionFactory
 log = logging.getLogger("lector.assembly")
 DEFAULT_RATE: Final = 24000
 TARGET_LUFS: Final = -19.0
+ZIP_CONTENT_TYPE: Final = "application/zip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class Rendered:
     vtt: Path
     duration_s: float
     chapters: list[Chapter]
+    paragraph_pauses_s: list[float]  # the middle of every pause at least a paragraph's long (where a file may be cut)
 
 
 class _TimingWriter:
@@ -243,7 +246,19 @@ def render(
         vtt=timing.vtt_path,
         duration_s=written / out_rate,
         chapters=chapters,
+        paragraph_pauses_s=_paragraph_pauses(timeline, Pauses.from_params(params).paragraph_ms),
     )
+
+
+def _paragraph_pauses(timeline: Timeline | None, paragraph_ms: int) -> list[float]:
+    if timeline is None:
+        return []
+    rate = timeline.native_rate
+    return [
+        (offset - pause / 2) / rate
+        for offset, pause in zip(timeline.offsets, timeline.pauses, strict=True)
+        if pause and pause * 1000 >= paragraph_ms * rate
+    ]
 
 
 def _render_book_scope(
@@ -314,10 +329,19 @@ def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUI
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
 
     fmt = params.get("format", "wav")
-    key = result_key(job_id, fmt)
+    key, content_type = result_key(job_id, fmt), FORMATS[fmt]
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
         rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)
-        objects.put_file(key, rendered.audio, content_type=FORMATS[fmt])
+        if params.get("delivery") == "acx":  # the package is the result; the WAV master stays here
+            package = acx.package(
+                rendered.audio, rendered.chapters, rendered.paragraph_pauses_s, Path(tmp),
+                title=params.get("title"), author=params.get("author"),
+            )
+            key, content_type = result_key(job_id, "zip"), ZIP_CONTENT_TYPE
+            objects.put_file(key, package.zip_path, content_type=content_type)
+            objects.put_bytes(compliance_key(job_id), json.dumps(package.report).encode(), content_type="application/json")
+        else:
+            objects.put_file(key, rendered.audio, content_type=content_type)
         objects.put_file(timestamps_key(job_id), rendered.timestamps, content_type="application/json")
         objects.put_file(srt_key(job_id), rendered.srt, content_type="application/x-subrip")
         objects.put_file(vtt_key(job_id), rendered.vtt, content_type="text/vtt")
@@ -328,6 +352,6 @@ def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUI
             status="succeeded",
             expected=("assembling",),
             result_key=key,
-            result_content_type=FORMATS[fmt],
+            result_content_type=content_type,
             audio_seconds=rendered.duration_s,
         )

@@ -28,6 +28,12 @@ FORMATS: Final[dict[str, str]] = {
     "m4b": "audio/mp4",
 }
 
+#: What a delivery's master is rendered as: lossless, at the retailer's rate, each chapter at a
+#: loudness that puts its file's RMS in the retailer's range (``scheduler.acx``).
+DELIVERY_MASTERS: Final[dict[str, dict[str, Any]]] = {
+    "acx": {"format": "wav", "sampling_rate": 44100, "loudness_scope": "chapter", "loudness_lufs": -20.0},
+}
+
 
 @dataclass(frozen=True, slots=True)
 class JobSpec:
@@ -50,13 +56,16 @@ class JobSpec:
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
+    delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) rendered from a WAV master
 
     def params(self) -> dict[str, Any]:
         params = asdict(self)
         params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope"):
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "delivery"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
+        if self.delivery in DELIVERY_MASTERS:  # the master the package is cut from
+            params.update(DELIVERY_MASTERS[self.delivery])
         return params
 
     def request_hash(self) -> str:

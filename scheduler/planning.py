@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
+from scheduler import credits
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.objects import plan_key
 from speech.billing import billed_characters
@@ -168,15 +169,18 @@ def plan_job(
         job_repo.set_job_status(session=session, job_id=job_id, status="planning", expected=("queued",))
         text = objects.get_bytes(job.text_key).decode("utf-8")
         params = dict(job.params)
-        texts, layout = split(
-            text, params.get("lang") or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
-        )
+        sections = sections_for(text, params)
+        if params.get("delivery"):  # a retailer's delivery opens and closes with credits
+            text, sections = credits.with_credits(text, sections, params)
+        texts, layout = split(text, params.get("lang") or "en", sections=sections, pauses=Pauses.from_params(params))
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars)
         layout = Layout(layout.pauses_ms, layout.chapters, order)
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]
+        for index in credits.credit_chunks(layout, len(texts)) if params.get("delivery") else ():
+            billed[index] = 0
         job_repo.add_chunks(session=session, job_id=job_id, texts=texts, characters=billed)
     job_repo.set_job_status(session=session, job_id=job_id, status="running", expected=("queued", "planning"))
     pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}

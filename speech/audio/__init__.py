@@ -39,7 +39,7 @@ from speech.audio.formats import (
     opus_encode_rate,
     supported_accept_list,
 )
-from speech.audio.levels import FileLevels, measure_file
+from speech.audio.levels import FileLevels, decoded_blocks, measure_file
 from speech.audio.loudness import (
     LoudnessMeter,
     MeterState,
@@ -88,6 +88,7 @@ __all__ = [
     "encode_rate",
     "encode_whole",
     "fade_edges",
+    "decoded_blocks",
     "float_to_int16",
     "frame_size",
     "from_audio_format_param",

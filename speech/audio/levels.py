@@ -55,8 +55,9 @@ class FileLevels:
         return gated_loudness(part, int(round(len(part) * _STEP_S * self.sample_rate)), self.sample_rate)
 
 
-def _decoded(path: Path) -> Iterator[tuple[int, np.ndarray]]:
-    """``(sample rate, float32 mono block)`` for every decoded frame, mixed down to mono."""
+def decoded_blocks(path: Path) -> Iterator[tuple[int, np.ndarray]]:
+    """``(sample rate, float32 mono block)`` for every decoded frame, mixed down to mono. PyAV's
+    errors pass through: the caller translates them (:func:`measure_file`)."""
     with av.open(str(path)) as container:
         stream = container.streams.audio[0]
         rate = int(stream.codec_context.sample_rate)
@@ -87,7 +88,7 @@ def measure_file(path: Path) -> FileLevels:
         held = 0
 
     try:
-        for rate, block in _decoded(path):
+        for rate, block in decoded_blocks(path):
             if meter is None:
                 meter = LoudnessMeter(rate)
             meter.add(block)
