@@ -178,9 +178,10 @@ def plan_job(
         layout = Layout(layout.pauses_ms, layout.chapters, order)
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
-        billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]
-        for index in credits.credit_chunks(layout, len(texts)) if params.get("delivery") else ():
-            billed[index] = 0
+        # Credits a delivery adds bill nothing, and the book's first chunk carries no break.
+        free = set(credits.credit_chunks(layout, len(texts))) if params.get("delivery") else set()
+        first = min(set(range(len(texts))) - free, default=0)
+        billed = [0 if i in free else billed_characters(t, continues=i > first) for i, t in enumerate(texts)]
         job_repo.add_chunks(session=session, job_id=job_id, texts=texts, characters=billed)
     job_repo.set_job_status(session=session, job_id=job_id, status="running", expected=("queued", "planning"))
     pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}
