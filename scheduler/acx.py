@@ -74,7 +74,7 @@ class Package:
 
 
 def _file_name(number: int, title: str) -> str:
-    safe = re.sub(r"[^\w\- ]+", "", title).strip()[:80] or "Chapter"
+    safe = re.sub(r"[^\w\-() ]+", "", title).strip()[:80] or "Chapter"
     return f"{number:02d} {safe}.mp3"
 
 
