@@ -122,7 +122,10 @@ def test_every_file_meets_acx_by_the_tests_own_meter(delivered: dict[str, Any]) 
     for name in report:
         x, rate, sizes, bit_rate = _decode(archive.read(name))
         own = _own_meter(x, rate)
-        print(f"\nACX {name}: " + ", ".join(f"{k} {v:.2f}" for k, v in own.items()))
+        print(f"\nACX {name} (test's meter): " + ", ".join(f"{k} {v:.2f}" for k, v in own.items()))
+        print(f"ACX {name} (lector's report): " + ", ".join(
+            f"{r['rule']} {r['measured']} {r['limit']} {'pass' if r['pass'] else 'FAIL'}" for r in report[name]["rules"]
+        ))
         assert rate == 44100 and bit_rate == 192000
         assert set(sizes) <= {626, 627}  # 192 kb/s CBR at 44.1 kHz: 1152 * 192000 / 8 / 44100 bytes a frame
         assert -23.0 <= own["RMS"] <= -18.0, name
