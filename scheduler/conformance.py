@@ -27,12 +27,12 @@ from speech.audio import FileLevels
 
 CEILING_DBFS: Final = -3.0  # the true peak the API promises
 AIM_LU: Final = 0.2  # how close a correction aims (the promise is 0.5 LU)
-PEAK_MARGIN_DB: Final = 0.05  # a decoded peak this close under the ceiling is corrected as well
+PEAK_MARGIN_DB: Final = 0.1  # a decoded peak this close under the ceiling is corrected as well (meters differ by ~0.05 dB)
 MAX_RENDERS: Final = 4
 #: The limiter's first ceiling under the promised one, per format: lossy codecs move peaks after
 #: the limiter (a few tenths of a dB on speech); lossless files differ only by the oversampling
 #: filter of whoever measures them.
-CODEC_HEADROOM_DB: Final[dict[str, float]] = {"mp3": 0.5, "m4b": 0.5, "opus": 0.5, "wav": 0.1, "flac": 0.1}
+CODEC_HEADROOM_DB: Final[dict[str, float]] = {"mp3": 0.5, "m4b": 0.5, "opus": 0.5, "wav": 0.15, "flac": 0.15}
 _SLOPE: Final = (0.25, 1.5)  # loudness per gain the secant believes (the limiter's range)
 
 

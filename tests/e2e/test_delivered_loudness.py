@@ -111,7 +111,7 @@ def test_the_delivered_file_meets_its_loudness_target_and_ceiling(
     assert abs(loudness - TARGET_LUFS) <= 0.5
     assert peak < CEILING_DBFS
     if scope == "chapter":  # each chapter at the target, as a retailer measures a chapter file
-        assert len(rendered.chapters) == 2
+        assert len(rendered.chapters) >= 2  # the excerpts bring a heading of their own
         for chapter in rendered.chapters:
             part = samples[int(chapter.start * rate) : int((chapter.end or 0.0) * rate)]
             assert abs(independent_loudness(part, rate) - TARGET_LUFS) <= 0.5, chapter.title
