@@ -34,6 +34,7 @@ from typing import Final
 import numpy as np
 
 from scheduler import parallel
+from scheduler.conformance import limiter_ceiling
 from scheduler.job_params import JobParams
 from scheduler.objects import (
     ahead_chapter_key,
@@ -248,7 +249,7 @@ def _submit(pool: Executor, objects: ObjectStore, book: Book) -> list[tuple[str,
         return [(key, None) for key in keys]
     loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
     peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
-    levels = Measured(book.timeline, peaks, [linear(g) for g in known])
+    levels = Measured(book.timeline, peaks, [linear(g) for g in known], limiter_ceiling(book.fmt))
     futures = {key: pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo}
     return [(key, futures.get(key)) for key in keys]
 
@@ -286,10 +287,9 @@ def finish(objects: ObjectStore, book: Book, path: Path, *, metadata: Metadata |
     timeline = book.timeline
     total_seconds = timeline.end / timeline.native_rate
     if not encodes_ahead(book.fmt, book.out_rate):
-        gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
-        loud = _load(objects, book.job_id, range(len(gains)))
-        levels = Measured(timeline, [loud[i].peak for i in range(len(gains))], [linear(g) for g in gains])
-        return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
+        return render_audio(
+            objects, book.job_id, levels(objects, book), book.fmt, book.out_rate, path, metadata=metadata, workers=1
+        )
     joiner = SegmentJoiner(
         FILE_FORMATS[book.fmt], book.out_rate, path, metadata=metadata, total_seconds=total_seconds
     )
@@ -308,6 +308,25 @@ def finish(objects: ObjectStore, book: Book, path: Path, *, metadata: Metadata |
         joiner.abort()
         raise
     return int(round(timeline.end * book.out_rate / timeline.native_rate))
+
+
+def levels(objects: ObjectStore, book: Book) -> Measured:
+    """The whole book's chunk peaks and chapter gains, as the segments were rendered with."""
+    gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
+    loud = _load(objects, book.job_id, range(len(gains)))
+    peaks = [loud[i].peak for i in range(len(gains))]
+    return Measured(book.timeline, peaks, [linear(g) for g in gains], limiter_ceiling(book.fmt))
+
+
+def render_again(objects: ObjectStore, book: Book, levels: Measured, path: Path, *, metadata: Metadata | None, workers: int) -> int:
+    """The whole book under corrected ``levels`` (``scheduler.conformance``), cut where
+    :func:`finish` cuts it, so that a book is the same whether or not it was done ahead."""
+    if not encodes_ahead(book.fmt, book.out_rate):
+        return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)
+    return render_audio(
+        objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=workers,
+        segments=_segments(book),
+    )
 
 
 def _join(objects: ObjectStore, joiner: SegmentJoiner, items: Sequence[tuple[str, Future[bytes] | None]]) -> None:

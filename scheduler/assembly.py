@@ -27,29 +27,37 @@ import logging
 import shutil
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO
 
-from scheduler import ahead, measuring, parallel, subtitles
+from scheduler import acx, ahead, conformance, measuring, parallel, subtitles
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
 from scheduler.objects import (
     TimedWord,
     chunk_meta_key,
+    compliance_key,
     plan_key,
     result_key,
     srt_key,
     timestamps_key,
     vtt_key,
 )
-from scheduler.planning import Layout
+from scheduler.planning import Layout, Pauses
 from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
-from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
+from speech.audio import (
+    Chapter,
+    Metadata,
+    joined_loudness,
+    measure_file,
+    normalization_gain_db,
+    open_file_encoder,
+)
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 from store.objects.base import ObjectStore
@@ -58,6 +66,7 @@ from store.status import JobStatus
 log = logging.getLogger("lector.assembly")
 DEFAULT_RATE: Final = 24000
 TARGET_LUFS: Final = -19.0
+ZIP_CONTENT_TYPE: Final = "application/zip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,7 @@ class Rendered:
     vtt: Path
     duration_s: float
     chapters: list[Chapter]
+    paragraph_pauses_s: list[float]  # the middle of every pause at least a paragraph's long (where a file may be cut)
 
 
 class _TimingWriter:
@@ -201,20 +211,33 @@ def render(
     )
     audio = workdir / f"audio.{fmt}"
     written = 0
+    chapter_scope = params.chapter_scope
     try:
         with ExitStack() as stack:
             timing = _TimingWriter(stack, workdir)
             if timeline is None:  # nothing to say: a valid, empty file
                 open_file_encoder(fmt, out_rate, audio, metadata=metadata).finish()
-            elif params.chapter_scope:  # mostly done while synthesis ran
+            elif chapter_scope:  # mostly done while synthesis ran
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="assemble-timings") as pool:
                     timings = pool.submit(_write_timings, objects, job_id, timeline, timing, params)
                     book = ahead.Book(job_id, layout, timeline, fmt, out_rate, target)
                     written = ahead.finish(objects, book, audio, metadata=metadata, workers=workers)
                     timings.result()
+                _conform(
+                    job_id, layout, timeline, lambda: ahead.levels(objects, book), audio, target,
+                    lambda levels: ahead.render_again(objects, book, levels, audio, metadata=metadata, workers=workers),
+                    fmt=fmt, chapter_scope=True,
+                )
             else:
-                written = _render_book_scope(
+                written, levels = _render_book_scope(
                     objects, job_id, timeline, fmt, out_rate, target, audio, metadata, workers, timing, params
+                )
+                _conform(
+                    job_id, layout, timeline, lambda: levels, audio, target,
+                    lambda again: render_audio(
+                        objects, job_id, again, fmt, out_rate, audio, metadata=metadata, workers=workers
+                    ),
+                    fmt=fmt, chapter_scope=False,
                 )
             timing.close()
     except parallel.BrokenProcessPool:
@@ -227,13 +250,25 @@ def render(
         vtt=timing.vtt_path,
         duration_s=written / out_rate,
         chapters=chapters,
+        paragraph_pauses_s=_paragraph_pauses(timeline, Pauses.from_params(params).paragraph_ms),
     )
+
+
+def _paragraph_pauses(timeline: Timeline | None, paragraph_ms: int) -> list[float]:
+    if timeline is None:
+        return []
+    rate = timeline.native_rate
+    return [
+        (offset - pause / 2) / rate
+        for offset, pause in zip(timeline.offsets, timeline.pauses, strict=True)
+        if pause and pause * 1000 >= paragraph_ms * rate
+    ]
 
 
 def _render_book_scope(
     objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, fmt: str, out_rate: int, target: float, audio: Path,
     metadata: Metadata, workers: int, timing: _TimingWriter, params: JobParams,
-) -> int:
+) -> tuple[int, Measured]:
     """One gain for the whole book: measured in parts on the workers, then rendered."""
     if uses_segments(fmt, out_rate, workers):
         segments = encoded_segments(timeline, fmt, out_rate, workers)
@@ -246,8 +281,28 @@ def _render_book_scope(
     )
     loudness, peaks = _measure(objects, job_id, timeline, [s.first for s in segments], workers, timing, params)
     gain_db = normalization_gain_db(loudness, target)
-    book = Measured.one_gain(timeline, peaks, 10 ** (gain_db / 20))
-    return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers)
+    book = Measured.one_gain(timeline, peaks, 10 ** (gain_db / 20), conformance.limiter_ceiling(fmt))
+    return render_audio(objects, job_id, book, fmt, out_rate, audio, metadata=metadata, workers=workers), book
+
+
+def _conform(
+    job_id: uuid.UUID, layout: Layout, timeline: Timeline, rendered_with: Callable[[], Measured], audio: Path, target: float, render_again: Callable[[Measured], int], *, fmt: str, chapter_scope: bool,
+) -> None:
+    """Decode the file just written and render it again while its loudness or peak misses
+    (``scheduler.conformance``); ``rendered_with`` gives the levels the file was rendered with."""
+    parts = conformance.spans(layout, timeline, chapter_scope=chapter_scope, chapters=ahead.chapter_spans(layout))
+    corrector = conformance.Corrector(fmt, target, parts)
+    levels: Measured | None = None
+    for attempt in range(1, conformance.MAX_RENDERS + 1):
+        seen = conformance.verdict(measure_file(audio), parts)
+        log.info(
+            "job %s: render %d decodes at %s LUFS (target %.1f), true peak %.2f dBFS", job_id, attempt,
+            ", ".join(f"{v:.2f}" for v in seen.loudness), target, seen.true_peak_dbfs,
+        )
+        if seen.ok(target) or attempt == conformance.MAX_RENDERS:
+            return
+        levels = corrector.next_levels(levels or rendered_with(), seen)
+        render_again(levels)
 
 
 def assemble_job(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None = None) -> bool:
@@ -278,10 +333,19 @@ def _assemble_locked(*, sessions: SessionFactory, objects: ObjectStore, job_id: 
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
 
     fmt = params.format
-    key = result_key(job_id, fmt)
+    key, content_type = result_key(job_id, fmt), FORMATS[fmt]
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
         rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)
-        objects.put_file(key, rendered.audio, content_type=FORMATS[fmt])
+        if params.delivery == "acx":  # the package is the result; the WAV master stays here
+            package = acx.package(
+                rendered.audio, rendered.chapters, rendered.paragraph_pauses_s, Path(tmp),
+                title=params.title, author=params.author,
+            )
+            key, content_type = result_key(job_id, "zip"), ZIP_CONTENT_TYPE
+            objects.put_file(key, package.zip_path, content_type=content_type)
+            objects.put_bytes(compliance_key(job_id), json.dumps(package.report).encode(), content_type="application/json")
+        else:
+            objects.put_file(key, rendered.audio, content_type=content_type)
         objects.put_file(timestamps_key(job_id), rendered.timestamps, content_type="application/json")
         objects.put_file(srt_key(job_id), rendered.srt, content_type="application/x-subrip")
         objects.put_file(vtt_key(job_id), rendered.vtt, content_type="text/vtt")
@@ -291,6 +355,6 @@ def _assemble_locked(*, sessions: SessionFactory, objects: ObjectStore, job_id: 
             job_id=job_id,
             status=JobStatus.SUCCEEDED,
             result_key=key,
-            result_content_type=FORMATS[fmt],
+            result_content_type=content_type,
             audio_seconds=rendered.duration_s,
         )

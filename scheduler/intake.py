@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, replace
+from typing import Final, TypedDict
 
 from sqlalchemy.orm import Session
 
@@ -29,6 +29,27 @@ FORMATS: Final[dict[str, str]] = {
     "flac": "audio/flac",
     "m4b": "audio/mp4",
 }
+
+class _Master(TypedDict):
+    format: str
+    sampling_rate: int
+    loudness_scope: str
+    loudness_lufs: float
+
+
+#: What a delivery's master is rendered as: lossless, at the retailer's rate, each chapter at a
+#: loudness that puts its file's RMS in the retailer's range (``scheduler.acx``).
+DELIVERY_MASTERS: Final[dict[str, _Master]] = {
+    "acx": {"format": "wav", "sampling_rate": 44100, "loudness_scope": "chapter", "loudness_lufs": -20.0},
+}
+
+
+def with_delivery_master(spec: JobSpec) -> JobSpec:
+    """The request with its delivery's master options in place of those asked for (the package
+    is cut from that master); a request without a delivery, as it is."""
+    if spec.delivery not in DELIVERY_MASTERS:
+        return spec
+    return replace(spec, **DELIVERY_MASTERS[spec.delivery])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

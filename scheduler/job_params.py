@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Final, NotRequired, Self, TypedDict, cast
 
 #: Left out of the stored object while at their defaults (added after the first jobs were made).
-_OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons")
+_OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery")
 
 
 class GivenChapter(TypedDict):
@@ -61,6 +61,7 @@ class JobParams:
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
     lexicons: list[LexiconPin] | None = None  # pinned at intake (scheduler.lexicons.for_request)
+    delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) cut from a WAV master
 
     @property
     def chapter_scope(self) -> bool:

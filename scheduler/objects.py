@@ -83,3 +83,8 @@ def ahead_segment_key(job_id: uuid.UUID | str, first: int, stop: int, rate: int,
     """A segment's encoded frames, from chunk ``first`` to the one before ``stop``, waiting for
     the join; ``extension`` names the gains it was encoded under, then the format."""
     return f"jobs/{job_id}/ahead/segments/{first:06d}-{stop:06d}-{rate}.{extension}"
+
+
+def compliance_key(job_id: uuid.UUID | str) -> str:
+    """A delivery job's compliance report (``scheduler.acx``)."""
+    return f"jobs/{job_id}/compliance.json"

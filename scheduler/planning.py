@@ -27,6 +27,7 @@ from typing import Final
 
 from sqlalchemy.orm import Session
 
+from scheduler import credits
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.job_params import JobParams
 from scheduler.objects import plan_key, source_key
@@ -171,15 +172,19 @@ def plan_job(
         job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
         text = objects.get_bytes(job.text_key or source_key(job_id)).decode("utf-8")  # the key it was given
         params = JobParams.from_stored(job.params)
-        texts, layout = split(
-            text, params.lang or "en", sections=sections_for(text, params), pauses=Pauses.from_params(params)
-        )
+        sections = sections_for(text, params)
+        if params.delivery:  # a retailer's delivery opens and closes with credits
+            text, sections = credits.with_credits(text, sections, params)
+        texts, layout = split(text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params))
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars)
         layout = Layout(layout.pauses_ms, layout.chapters, order)
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
-        billed = [billed_characters(t, continues=i > 0) for i, t in enumerate(texts)]
+        # Credits a delivery adds bill nothing, and the book's first chunk carries no break.
+        free = set(credits.credit_chunks(layout, len(texts))) if params.delivery else set()
+        first = min(set(range(len(texts))) - free, default=0)
+        billed = [0 if i in free else billed_characters(t, continues=i > first) for i, t in enumerate(texts)]
         job_repo.add_chunks(session=session, job_id=job_id, texts=texts, characters=billed)
     job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.RUNNING)
     pending = {c.index for c in job_repo.pending_chunks(session=session, job_id=job_id)}

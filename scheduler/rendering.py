@@ -70,7 +70,7 @@ def limit_peaks(y: np.ndarray, rate: int, ceiling: float) -> np.ndarray:
     lasts = np.concatenate([hot[breaks], [hot[-1]]])
     for first, last in zip(firsts, lasts, strict=True):
         a, b = max(int(first) - context, 0), min(int(last) + context + 1, len(y))
-        y[a:b] = limit_true_peak(y[a:b], rate, TRUE_PEAK_DBFS)
+        y[a:b] = limit_true_peak(y[a:b], rate, 20 * math.log10(ceiling))
     return y
 
 
@@ -81,10 +81,13 @@ class Measured:
     timeline: Timeline
     peaks: Sequence[float]  # each chunk's sample peak
     gains: Sequence[float]  # each chunk's gain, linear: the book's one gain, or its chapter's
+    #: The limiter's true-peak ceiling, linear: under the promised one by the codec's headroom
+    #: (``scheduler.conformance.limiter_ceiling``), since encoding moves peaks after the limiter.
+    ceiling: float = 10 ** (TRUE_PEAK_DBFS / 20)
 
     @classmethod
-    def one_gain(cls, timeline: Timeline, peaks: Sequence[float], gain: float) -> Measured:
-        return cls(timeline, peaks, [gain] * len(timeline.offsets))
+    def one_gain(cls, timeline: Timeline, peaks: Sequence[float], gain: float, ceiling: float) -> Measured:
+        return cls(timeline, peaks, [gain] * len(timeline.offsets), ceiling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +158,7 @@ def _segment_blocks(objects: ObjectStore, job_id: uuid.UUID, book: Measured, seg
     start_native = timeline.offsets[segment.first] - timeline.pauses[segment.first] if segment.first else 0
     position = int(round(start_native * ratio))  # output sample of the resampler's first output
     resampler = StreamResampler(timeline.native_rate, out_rate)
-    ceiling = 10 ** (TRUE_PEAK_DBFS / 20)
+    ceiling = book.ceiling
     previous_peak = 0.0  # after its gain
 
     def cut(y: np.ndarray, gain: np.float32, peak: float) -> np.ndarray:
@@ -227,9 +230,14 @@ def uses_segments(fmt: str, out_rate: int, workers: int) -> bool:
 
 def render_audio(
     objects: ObjectStore, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
-    metadata: Metadata | None, workers: int,
+    metadata: Metadata | None, workers: int, segments: Sequence[Segment] | None = None,
 ) -> int:
-    """Write the audio file; return its length in samples at ``out_rate``."""
+    """Write the audio file; return its length in samples at ``out_rate``. ``segments``: cut the
+    file where these say (chapter scope renders again where it cut ahead), else where
+    :func:`encoded_segments` does."""
+    if segments is not None:
+        return _render_segments(objects, job_id, book, fmt, out_rate, path, metadata=metadata, workers=workers,
+                                segments=segments)
     if uses_segments(fmt, out_rate, workers):
         return _render_segments(objects, job_id, book, fmt, out_rate, path, metadata=metadata, workers=workers)
     segment = plan_segments(book.timeline, out_rate, 1)[0]
@@ -272,10 +280,10 @@ def encode_segment(
 
 def _render_segments(
     objects: ObjectStore, job_id: uuid.UUID, book: Measured, fmt: str, out_rate: int, path: Path, *,
-    metadata: Metadata | None, workers: int,
+    metadata: Metadata | None, workers: int, segments: Sequence[Segment] | None = None,
 ) -> int:
     timeline = book.timeline
-    segments = encoded_segments(timeline, fmt, out_rate, workers)
+    segments = segments or encoded_segments(timeline, fmt, out_rate, workers)
     joiner = SegmentJoiner(
         FILE_FORMATS[fmt], out_rate, path, metadata=metadata, total_seconds=timeline.end / timeline.native_rate
     )

@@ -6,7 +6,9 @@ form field of the same name (``chapters`` and ``pauses`` as JSON strings). ``lou
 book's integrated loudness in LUFS (default -19, true peak at most -3 dBFS either way);
 ``loudnessScope`` whether that is the whole book's (``book``, the default: one gain) or each
 chapter's (``chapter``: each chapter at the target, as ACX-style delivery measures chapter
-files; such a book is assembled while it is synthesized, so it is done sooner).
+files; such a book is assembled while it is synthesized, so it is done sooner). ``delivery``
+(``acx``) makes the result a zip of retail-ready chapter files with a compliance report
+(``scheduler.acx``), also in the job's ``compliance`` once it has succeeded.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
 from scheduler.job_params import JobParams
 from scheduler.lexicons import for_request
-from scheduler.objects import srt_key, timestamps_key, vtt_key
+from scheduler.objects import compliance_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
 from scheduler.sources import ssml_to_text as job_text_from_ssml
 from speech.synthesizer import prepare
@@ -70,6 +72,7 @@ def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, 
         "title": params.title,
         "author": params.author,
         "lexicons": params.lexicons or [],
+        "delivery": params.delivery,
         "expired": retention.is_expired(job),
         "error": job.error,
     }
@@ -120,6 +123,17 @@ def _loudness(value: Any) -> float | None:
     if not low <= lufs <= high:  # also false for NaN
         raise e.ApiError(400, f"loudness must be a number of LUFS from {low:g} to {high:g}")
     return lufs
+
+
+def _delivery(value: Any, payload: dict[str, Any]) -> str | None:
+    """A retailer's package (``acx``): its credits are spoken from the title and the author."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in intake.DELIVERY_MASTERS:
+        raise e.ApiError(400, f"delivery must be one of: {', '.join(intake.DELIVERY_MASTERS)}")
+    if not (payload.get("title") or "").strip() or not (payload.get("author") or "").strip():
+        raise e.ApiError(400, f"delivery {value} needs a title and an author (its credits say them)")
+    return str(value)
 
 
 def _loudness_scope(value: Any) -> str | None:
@@ -197,7 +211,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
     text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
-    return intake.JobSpec(
+    return intake.with_delivery_master(intake.JobSpec(
         text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
         title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
@@ -205,7 +219,8 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         loudness_lufs=_loudness(payload.get("loudness")),
         loudness_scope=_loudness_scope(payload.get("loudnessScope")),
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
-    )
+        delivery=_delivery(payload.get("delivery"), payload),
+    ))
 
 
 async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
@@ -305,6 +320,9 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         # ``characters``: what the submitted text bills when read whole; ``billedCharacters``: what
         # its chunks billed so far, by the same rule (speech.billing; docs/api.md, "Billed characters").
         view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
+        if job.status == JobStatus.SUCCEEDED and JobParams.from_stored(job.params).delivery and not retention.is_expired(job):
+            # the package's compliance report, one small object (scheduler.acx)
+            view["compliance"] = json.loads(configured(services.objects).get_bytes(compliance_key(job_id)))
         return view
 
 
@@ -393,6 +411,12 @@ async def _artefact(services: Services, principal: Principal, raw_id: str, key_o
 async def timestamps(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
     """``{"chapters", "sentences", "words"}``, each with start and end in seconds."""
     return await _artefact(services, principal, job_id, timestamps_key, "application/json")
+
+
+@router.get("/v1/jobs/{job_id}/compliance.json")
+async def compliance(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
+    """A delivery job's compliance report: each file's rules, measured value, limit, pass or fail."""
+    return await _artefact(services, principal, job_id, compliance_key, "application/json")
 
 
 @router.get("/v1/jobs/{job_id}/subtitles.srt")

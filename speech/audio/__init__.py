@@ -39,6 +39,7 @@ from speech.audio.formats import (
     opus_encode_rate,
     supported_accept_list,
 )
+from speech.audio.levels import FileLevels, decoded_blocks, measure_file
 from speech.audio.loudness import (
     LoudnessMeter,
     MeterState,
@@ -65,6 +66,7 @@ __all__ = [
     "EncodedSegment",
     "FILE_FORMATS",
     "FileEncoder",
+    "FileLevels",
     "JSON_VARIANT_FORMATS",
     "JSON_WEBSOCKET_FORMATS",
     "LoudnessMeter",
@@ -83,6 +85,7 @@ __all__ = [
     "StreamEncoder",
     "StreamResampler",
     "apply_gain_db",
+    "decoded_blocks",
     "encode_rate",
     "encode_whole",
     "fade_edges",
@@ -97,6 +100,7 @@ __all__ = [
     "limit_true_peak",
     "lin2ulaw",
     "loudness_normalize",
+    "measure_file",
     "mp3_encode_rate",
     "negotiate",
     "normalization_gain_db",

@@ -71,12 +71,14 @@ class _WavFile:
 
 class _AvFile:
     def __init__(
-        self, fmt: AudioFormat, sample_rate: int, path: Path, metadata: Metadata | None, total_seconds: float
+        self, fmt: AudioFormat, sample_rate: int, path: Path, metadata: Metadata | None, total_seconds: float,
+        bitrate: int | None = None,
     ) -> None:
         self.sample_rate = sample_rate
         self._step = max(1, int(sample_rate * _PIECE_SECONDS))
         self._writer = _AvWriter(
-            fmt, _BATCH_RECIPES[fmt], sample_rate, str(path), metadata=metadata, total_seconds=total_seconds
+            fmt, _BATCH_RECIPES[fmt], sample_rate, str(path), metadata=metadata, total_seconds=total_seconds,
+            bitrate=bitrate,
         )
 
     def write(self, samples: np.ndarray) -> None:
@@ -91,14 +93,16 @@ class _AvFile:
 
 
 def open_file_encoder(
-    name: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0
+    name: str, sample_rate: int, path: Path, *, metadata: Metadata | None = None, total_seconds: float = 0.0,
+    bitrate: int | None = None,
 ) -> FileEncoder:
     """An incremental encoder writing ``path`` in the format ``FILE_FORMATS[name]``;
-    ``total_seconds`` closes the last chapter (MP4)."""
+    ``total_seconds`` closes the last chapter (MP4); ``bitrate`` (bits/s, constant) overrides the
+    recipe's for the lossy codecs (a retailer's 192 kb/s MP3)."""
     fmt = FILE_FORMATS[name]
     if fmt is AudioFormat.WAV:
         return _WavFile(sample_rate, path)
-    return _AvFile(fmt, sample_rate, path, metadata, total_seconds)
+    return _AvFile(fmt, sample_rate, path, metadata, total_seconds, bitrate)
 
 
 # --- MP3 and AAC in parallel segments -----------------------------------------------------------

@@ -110,7 +110,8 @@ def submit_and_follow(console: Console) -> str:
             "const id = document.getElementById('book-progress-id').textContent;"
             "return [c.hidden ? null : document.getElementById('book-progress-text').textContent,"
             " e.hidden ? '' : e.textContent, id,"
-            " !document.getElementById('job-detail').hidden && !!document.getElementById('job-download-audio')"
+            " !document.getElementById('job-detail').hidden"
+            " && !!(document.getElementById('job-download-audio') || document.getElementById('job-download-zip'))"
             " && document.getElementById('job-detail-id').textContent === id]"
         )
         assert not state[1], f"the page shows an error: {state[1]}"
@@ -401,6 +402,36 @@ def test_uploaded_books_render_and_every_download_works(console: Console, tmp_pa
     stamps = json.loads(download(console, "Download timestamps").read_text(encoding="utf-8"))
     assert [c["title"] for c in stamps["chapters"]] == ["The Harbour", "The Storm"] and stamps["words"]
     screenshot(console, "console-books")
+
+
+def test_an_acx_delivery_shows_its_compliance_report_and_downloads_its_zip(console: Console) -> None:
+    """A book submitted with the ACX delivery opens as a report (each file's rules, measured,
+    limit, pass or fail) and a zip, not a player."""
+    open_page(console, "books")
+    fill(console, "API key", console.api_key)
+    fill(console, "Book text", "Chapter One\n\nThe lighthouse keeper woke early. The sea was calm.")
+    fill(console, "Title", "The Lighthouse")
+    fill(console, "Author", "A. Keeper")
+    Select(control(console, "Voice")).select_by_value("joe")
+    Select(control(console, "Delivery")).select_by_value("acx")
+    submit_and_follow(console)
+    rows = wait_for(
+        console,
+        "const t = document.getElementById('job-compliance'); const r = [...t.querySelectorAll('tbody tr')];"
+        " return !t.hidden && r.length && r.map(x => [...x.cells].map(c => c.textContent))",
+        30,
+        "no compliance report",
+    )
+    files = {r[0] for r in rows}
+    assert {"00 Opening Credits.mp3", "01 Chapter One.mp3", "02 Closing Credits.mp3", "Retail Sample.mp3"} == files
+    by_rule = {(r[0], r[1]): r[4] for r in rows}
+    assert by_rule[("01 Chapter One.mp3", "peak")] == "pass" and by_rule[("01 Chapter One.mp3", "RMS")] == "pass"
+    assert by_rule[("Retail Sample.mp3", "duration")] == "fail"  # a two-sentence book has no minute to sample
+    assert console.driver.execute_script("return document.getElementById('job-audio').hidden")
+    saved = download(console, "Download zip")
+    with zipfile.ZipFile(saved) as archive:
+        assert set(archive.namelist()) == files | {"compliance.json"}
+    screenshot(console, "console-acx")
 
 
 def test_the_usage_chart_totals_equal_the_apis_figures(console: Console) -> None:

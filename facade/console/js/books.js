@@ -22,7 +22,8 @@ export function initBooks() {
     submit: $("book-submit"), error: $("book-error"), card: $("book-progress-card"), bar: $("book-progress"),
     barText: $("book-progress-text"), barId: $("book-progress-id"), cancel: $("book-cancel"),
     detail: $("job-detail"), detailId: $("job-detail-id"), audio: $("job-audio"), chapters: $("job-chapters"),
-    downloads: $("job-downloads"), list: $("jobs-body"), empty: $("jobs-empty"), refresh: $("jobs-refresh"),
+    downloads: $("job-downloads"), compliance: $("job-compliance"), title: $("book-title"), author: $("book-author"),
+    delivery: $("book-delivery"), list: $("jobs-body"), empty: $("jobs-empty"), refresh: $("jobs-refresh"),
   };
   voicePicker(ui.model, ui.lang, ui.voice);
   let following = null;
@@ -109,11 +110,49 @@ export function initBooks() {
     }
   }
 
+  function limitText(limit) {
+    const parts = [];
+    if (limit.min !== undefined) parts.push(`≥ ${limit.min}`);
+    if (limit.max !== undefined) parts.push(`≤ ${limit.max}`);
+    return parts.join(", ");
+  }
+
+  // A delivery job: its result is a zip of files, so a report and a download, not a player.
+  async function openDelivery(job) {
+    ui.audio.hidden = true;
+    ui.audio.removeAttribute("src");
+    const now = job.compliance ? job : await json(`/v1/jobs/${job.id}`);
+    const rows = [];
+    for (const file of (now.compliance || { files: [] }).files) {
+      for (const rule of file.rules) {
+        rows.push(el("tr", { class: rule.pass ? "pass" : "fail" },
+          el("td", { text: file.file }), el("td", { text: rule.rule }),
+          el("td", { class: "num", text: rule.measured === null ? "–" : `${rule.measured} ${rule.unit}` }),
+          el("td", { class: "num", text: `${limitText(rule.limit)} ${rule.unit}` }),
+          el("td", {}, el("span", { class: `badge ${rule.pass ? "succeeded" : "failed"}`, text: rule.pass ? "pass" : "fail" }))));
+      }
+    }
+    ui.compliance.tBodies[0].replaceChildren(...rows);
+    ui.compliance.hidden = false;
+    const name = `${(job.title || "lector-book").replace(/[^\w.-]+/g, "-")}-${job.delivery}.zip`;
+    const links = await json(`/v1/jobs/${job.id}/audio`, { accept: "application/json" });
+    ui.downloads.append(links.downloadUrl
+      ? el("a", { class: "button", href: links.downloadUrl, download: name, id: "job-download-zip", text: "Download zip" })
+      : el("button", { type: "button", id: "job-download-zip", text: "Download zip",
+        onclick: () => download(job, "audio", name) }));
+  }
+
   async function openJob(job) {
     ui.detail.hidden = false;
     ui.detailId.textContent = job.id.slice(0, 8);
     ui.chapters.replaceChildren();
     ui.downloads.replaceChildren();
+    ui.compliance.hidden = true;
+    ui.audio.hidden = false;
+    if (job.delivery) {
+      try { await openDelivery(job); } catch (exc) { showError(ui.error, message(exc)); }
+      return;
+    }
     try {
       const links = await json(`/v1/jobs/${job.id}/audio`, { accept: "application/json" });
       let playUrl = links.url;
@@ -148,6 +187,7 @@ export function initBooks() {
     event.preventDefault();
     showError(ui.error, "");
     const options = { speaker: ui.voice.value, modelId: ui.model.value, lang: ui.lang.value, format: ui.format.value };
+    for (const name of ["title", "author", "delivery"]) if (ui[name].value.trim()) options[name] = ui[name].value.trim();
     const loudness = ui.loudness.value;
     let body;
     if (ui.file.files.length) {

@@ -21,7 +21,7 @@ EVERYTHING = JobParams(
     speaker="joe", model_id="mistv3", lang="en", sampling_rate=44100, time_scale=1.2, speed_alpha=0.9,
     format="m4b", webhook_url="https://example.com/h", title="T", author="A", normalize=False,
     skip_front_matter=True, chapters=[{"title": "One", "start": 0}], pauses={"sentence": 300},
-    loudness_lufs=-16.0, loudness_scope="chapter", lexicons=[{"name": "names", "version": 2}],
+    loudness_lufs=-16.0, loudness_scope="chapter", lexicons=[{"name": "names", "version": 2}], delivery="acx",
 )
 
 
@@ -35,7 +35,7 @@ def test_every_option_survives_the_row() -> None:
 def test_options_added_later_are_left_out_at_their_defaults() -> None:
     """A row written before an option existed, and a repeat of its request today, hash the same."""
     stored = JobParams(speaker="joe", model_id="mistv3", lang="en").to_stored()
-    later = {"skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons"}
+    later = {"skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery"}
     assert not later & stored.keys()
     assert {f.name for f in fields(JobParams)} - later <= stored.keys()
     assert later <= EVERYTHING.to_stored().keys()

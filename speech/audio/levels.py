@@ -1,0 +1,106 @@
+"""What a delivered file measures once decoded: its BS.1770 energies and its true peak.
+
+Why decode: a lossy codec moves both figures. LAME and AAC cut the top of the spectrum, where
+K-weighting counts speech at +4 dB, and their quantisation adds inter-sample overs after the
+limiter (on the novel's opening an MP3 lost 0.4 LU and gained up to 0.3 dB of peak against the
+PCM it was made from). So the assembler checks the file a listener gets, not the samples it
+encoded, and corrects what the codec moved (``scheduler.conformance``).
+
+The file is decoded frame by frame into a :class:`LoudnessMeter` and the true-peak envelope, so
+a ten-hour book costs a decoder's pass and little memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import av
+import numpy as np
+
+from speech.audio.loudness import LoudnessMeter, gated_loudness, true_peak_envelope
+from speech.errors import EncodeError
+
+_BLOCK_S: Final = 10.0  # decoded audio per true-peak pass
+_CONTEXT: Final = 64  # samples carried between passes, so no inter-sample peak falls between two
+_STEP_S: Final = 0.1  # the meter's energy segments
+
+
+@dataclass(frozen=True, slots=True)
+class FileLevels:
+    """A decoded file's 100 ms K-weighted energies and its true (4x oversampled) peak."""
+
+    sample_rate: int
+    samples: int
+    energies: np.ndarray
+    true_peak: float  # linear
+
+    @property
+    def true_peak_dbfs(self) -> float:
+        return 20.0 * math.log10(self.true_peak) if self.true_peak > 0 else float("-inf")
+
+    def loudness(self, start_s: float = 0.0, end_s: float | None = None) -> float:
+        """Integrated loudness (LUFS) of the whole file, or of a stretch of it (a chapter) cut on
+        the meter's 100 ms grid; ``-inf`` for silence or less than a gating block."""
+        first = max(0, int(round(start_s / _STEP_S)))
+        stop = len(self.energies) if end_s is None else min(len(self.energies), int(round(end_s / _STEP_S)))
+        if first == 0 and end_s is None:
+            return gated_loudness(self.energies, self.samples, self.sample_rate)
+        if stop <= first:
+            return float("-inf")
+        part = self.energies[first:stop]
+        return gated_loudness(part, int(round(len(part) * _STEP_S * self.sample_rate)), self.sample_rate)
+
+
+def decoded_blocks(path: Path) -> Iterator[tuple[int, np.ndarray]]:
+    """``(sample rate, float32 mono block)`` for every decoded frame, mixed down to mono. PyAV's
+    errors pass through: the caller translates them (:func:`measure_file`)."""
+    with av.open(str(path)) as container:
+        stream = container.streams.audio[0]
+        rate = int(stream.codec_context.sample_rate)
+        resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
+        for frame in container.decode(stream):
+            for out in resampler.resample(frame):
+                yield rate, out.to_ndarray().reshape(-1)
+        for out in resampler.resample(None):
+            yield rate, out.to_ndarray().reshape(-1)
+
+
+def measure_file(path: Path) -> FileLevels:
+    """Decode ``path`` and measure it; :class:`EncodeError` when the codec library cannot read it."""
+    meter: LoudnessMeter | None = None
+    rate = 0
+    peak = 0.0
+    pending: list[np.ndarray] = []
+    held = 0
+    context = np.zeros(0, dtype=np.float32)
+
+    def flush() -> None:
+        nonlocal peak, context, held
+        block = np.concatenate([context, *pending])
+        if len(block):
+            peak = max(peak, float(true_peak_envelope(block, rate).max()))
+            context = block[-_CONTEXT:]
+        pending.clear()
+        held = 0
+
+    try:
+        for rate, block in decoded_blocks(path):
+            if meter is None:
+                meter = LoudnessMeter(rate)
+            meter.add(block)
+            pending.append(block)
+            held += len(block)
+            if held >= _BLOCK_S * rate:
+                flush()
+        flush()
+    except (av.FFmpegError, ValueError, OSError) as exc:
+        raise EncodeError(f"cannot decode the file to measure it: {exc}") from exc
+    if meter is None:
+        return FileLevels(sample_rate=0, samples=0, energies=np.zeros(0), true_peak=0.0)
+    return FileLevels(
+        sample_rate=rate, samples=int(round(meter.duration * rate)), energies=meter.energies(), true_peak=peak
+    )

@@ -1,0 +1,61 @@
+"""The decoded file's levels: what ``measure_file`` reads from an encoded file is what an
+independent meter (pyloudnorm, scipy's polyphase 4x oversampling) reads from the same file
+decoded by PyAV, for a lossless and a lossy format."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import av
+import numpy as np
+import pyloudnorm
+import pytest
+from scipy.signal import resample_poly
+
+from speech.audio import measure_file, open_file_encoder
+from speech.errors import EncodeError
+
+RATE = 44100
+
+
+def _speechlike(seconds: float) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    t = np.arange(int(RATE * seconds)) / RATE
+    envelope = np.clip(np.sin(2 * np.pi * 3.0 * t), 0, None) * (np.sin(2 * np.pi * 0.25 * t) > -0.5)
+    x = envelope * (0.3 * np.sin(2 * np.pi * 150 * t) + 0.05 * rng.standard_normal(len(t)))
+    return x.astype(np.float32)
+
+
+def _decoded(path: Path) -> np.ndarray:
+    with av.open(str(path)) as container:
+        resampler = av.AudioResampler(format="flt", layout="mono", rate=RATE)
+        frames = [o.to_ndarray().reshape(-1) for f in container.decode(audio=0) for o in resampler.resample(f)]
+    return np.concatenate(frames).astype(np.float64)
+
+
+@pytest.mark.parametrize("fmt", ["wav", "mp3"])
+def test_measure_file_reads_what_an_independent_meter_reads(fmt: str, tmp_path: Path) -> None:
+    path = tmp_path / f"x.{fmt}"
+    encoder = open_file_encoder(fmt, RATE, path)
+    x = _speechlike(23.0)
+    for start in range(0, len(x), 4096):
+        encoder.write(x[start : start + 4096])
+    encoder.finish()
+    levels = measure_file(path)
+    y = _decoded(path)
+    assert levels.sample_rate == RATE
+    assert levels.loudness() == pytest.approx(pyloudnorm.Meter(RATE).integrated_loudness(y), abs=0.02)
+    independent_peak = 20 * math.log10(float(np.max(np.abs(resample_poly(y, 4, 1)))))
+    assert levels.true_peak_dbfs == pytest.approx(independent_peak, abs=0.1)
+    # a stretch is measured on its own: the first ten seconds, as pyloudnorm reads them
+    assert levels.loudness(0.0, 10.0) == pytest.approx(
+        pyloudnorm.Meter(RATE).integrated_loudness(y[: 10 * RATE]), abs=0.05
+    )
+
+
+def test_a_file_that_is_not_audio_is_an_encode_error(tmp_path: Path) -> None:
+    path = tmp_path / "x.mp3"
+    path.write_bytes(b"not audio at all" * 10)
+    with pytest.raises(EncodeError):
+        measure_file(path)
