@@ -100,10 +100,24 @@ def pieces(chapters: Sequence[Chapter], cuts_s: Sequence[float], total: int, *, 
 
 def _master(path: Path) -> np.ndarray:
     """The master WAV's samples, mapped from disk (a book does not fit in memory as floats)."""
-    with open(path, "rb") as f:
-        head = f.read(64)
-    offset = head.index(b"data") + 8
+    offset = _data_offset(path)
     return np.memmap(path, dtype="<i2", mode="r", offset=offset)
+
+
+def _data_offset(path: Path) -> int:
+    """Where the samples start: after the RIFF chunks before ``data`` (``fmt ``, and a ``LIST``
+    of tags when the master carries a title), each walked by its size."""
+    with open(path, "rb") as f:
+        if f.read(12)[:4] != b"RIFF":
+            raise ValueError(f"{path.name} is not a WAV file")
+        while header := f.read(8):
+            if len(header) < 8:
+                break
+            size = int.from_bytes(header[4:], "little")
+            if header[:4] == b"data":
+                return f.tell()
+            f.seek(size + (size & 1), 1)  # chunks are padded to an even size
+    raise ValueError(f"{path.name} has no data chunk")
 
 
 def _blocks(master: np.ndarray, start: int, end: int) -> Iterator[np.ndarray]:

@@ -78,6 +78,7 @@ def submit_job(
     """Create the job (or return the one this Idempotency-Key made); ``True`` when newly created."""
     if spec.webhook_url:
         check_url(spec.webhook_url, allow_private=allow_private_webhooks)
+    spec = with_delivery_master(spec)
     request_hash = spec.request_hash()
     job_id = uuid.uuid4()
     # The text goes to the object store first: a row must never point at a missing object.

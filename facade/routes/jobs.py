@@ -211,7 +211,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
     text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
-    return intake.with_delivery_master(intake.JobSpec(
+    return intake.JobSpec(
         text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
         title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
@@ -220,7 +220,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         loudness_scope=_loudness_scope(payload.get("loudnessScope")),
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
         delivery=_delivery(payload.get("delivery"), payload),
-    ))
+    )
 
 
 async def _form_payload(request: Request, services: Services) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from facade.app import create_app
 from scheduler.objects import compliance_key, result_key
 from scheduler.queue import Dispatcher, make_celery
 from speech.voices import Catalog
-from store.db import jobs as job_repo
 from store.objects.local import LocalObjectStore
+from store.status import JobStatus
+from tests.support.job_state import force_status
 from tests.support.services import services_with_key
 
 BOOK = {"text": "A short book. It ends here.", "speaker": "joe", "title": "Short", "author": "A. Writer"}
@@ -49,10 +50,11 @@ def test_delivery_is_checked_its_master_is_lossless_and_its_report_is_on_the_job
         objects.put_bytes(compliance_key(job_id), json.dumps(report).encode())
         objects.put_bytes(result_key(job_id, "zip"), b"PK")
         with services.session_factory() as session:
-            job_repo.set_job_status(
-                session=session, job_id=job_id, status="succeeded", result_key=result_key(job_id, "zip"),
+            force_status(
+                session, job_id, JobStatus.SUCCEEDED, result_key=result_key(job_id, "zip"),
                 result_content_type="application/zip",
             )
+            session.commit()
         assert client.get(f"/v1/jobs/{job_id}", headers=auth).json()["compliance"] == report
         served = client.get(f"/v1/jobs/{job_id}/compliance.json", headers=auth)
         assert served.status_code == 200 and served.json() == report
