@@ -80,7 +80,11 @@ class _TimingWriter:
         self._cue_number = 0
         self._first_word = self._first_sentence = True
 
-    def add(self, text: str, words: list[dict[str, Any]], shift: float, lang: str, normalize_text: bool) -> None:
+    def add(
+        self, text: str, words: list[dict[str, Any]], shift: float, lang: str, normalize_text: bool,
+        voice: dict[str, Any] | None = None,
+    ) -> None:
+        """``voice``: a cast chunk's ``{"voice", "speaker"}``, named in its sentences and cues."""
         shifted = [
             {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3)} for w in words
         ]
@@ -88,13 +92,13 @@ class _TimingWriter:
             self._words.write(("" if self._first_word else ",") + json.dumps(word, ensure_ascii=False))
             self._first_word = False
         for sentence in subtitles.timed_sentences(text, shifted, lang, normalize_text=normalize_text):
-            entry = {"text": sentence.text, "start": sentence.start, "end": sentence.end}
+            entry = {"text": sentence.text, "start": sentence.start, "end": sentence.end, **(voice or {})}
             self._sentences.write(("" if self._first_sentence else ",") + json.dumps(entry, ensure_ascii=False))
             self._first_sentence = False
             for cue in subtitles.cues(sentence):
                 self._cue_number += 1
                 self._srt.write(subtitles.srt_block(self._cue_number, cue))
-                self._vtt.write(subtitles.vtt_block(cue))
+                self._vtt.write(subtitles.vtt_block(cue, subtitles.voice_label(voice)))
 
     def close(self) -> None:
         for f in (self._words, self._sentences, self._srt, self._vtt):
@@ -139,7 +143,8 @@ def _write_timings(objects: Any, job_id: uuid.UUID, timeline: Timeline, timing: 
                 f"chunk {index} is at {meta['sample_rate']} Hz, the job's first chunk at {timeline.native_rate} Hz"
             )
         shift = timeline.offsets[index] / timeline.native_rate
-        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text)
+        voice = {"voice": meta["voice"], "speaker": meta.get("speaker")} if "voice" in meta else None
+        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text, voice)
 
 
 def _measure(

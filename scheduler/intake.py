@@ -51,11 +51,12 @@ class JobSpec:
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
     lexicons: list[dict[str, Any]] | None = None  # [{"name", "version"}]: the lexicons it uses, pinned
+    cast: dict[str, Any] | None = None  # {"narrator", "characters", "dialogue"}: scheduler.casting
 
     def params(self) -> dict[str, Any]:
         params = asdict(self)
         params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons"):
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "cast"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
         return params

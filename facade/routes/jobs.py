@@ -28,6 +28,7 @@ from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
+from scheduler.casting import check_cast
 from scheduler.lexicons import for_request
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
@@ -42,7 +43,7 @@ router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
 EXPIRED: Final = "job audio has expired"
 _BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
-_JSON_FORM_FIELDS: Final = ("chapters", "pauses")
+_JSON_FORM_FIELDS: Final = ("chapters", "pauses", "cast")
 
 
 def job_view(job: Any, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
@@ -194,6 +195,11 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
     text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
+    cast = None
+    if payload.get("cast") is not None:
+        cast = check_cast(payload["cast"], req.speaker)  # InvalidCast: the table's 400
+        for name in {cast["narrator"], cast["dialogue"], *(c["voice"] for c in cast["characters"].values())}:
+            services.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
     return intake.JobSpec(
         text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
@@ -202,6 +208,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         loudness_lufs=_loudness(payload.get("loudness")),
         loudness_scope=_loudness_scope(payload.get("loudnessScope")),
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
+        cast=cast,
     )
 
 
