@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from scheduler import ahead, measuring, parallel, subtitles
+from scheduler.audiobook import audiobook_tags
 from scheduler.intake import FORMATS
 from scheduler.objects import (
     chunk_meta_key,
@@ -48,6 +49,7 @@ from scheduler.planning import Layout
 from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from scheduler.timeline import Timeline, fetch_metas, meta_length
 from speech.audio import Chapter, Metadata, joined_loudness, normalization_gain_db, open_file_encoder
+from speech.audio.m4b import tag_m4b
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 
@@ -282,6 +284,8 @@ def _assemble_locked(*, sessions: SessionFactory, objects: Any, job_id: uuid.UUI
     key = result_key(job_id, fmt)
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
         rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)
+        if fmt == "m4b":  # what marks it an audiobook in a listener's app: narrator, cover, media kind
+            tag_m4b(rendered.audio, audiobook_tags(objects, job_id, params))
         objects.put_file(key, rendered.audio, content_type=FORMATS[fmt])
         objects.put_file(timestamps_key(job_id), rendered.timestamps, content_type="application/json")
         objects.put_file(srt_key(job_id), rendered.srt, content_type="application/x-subrip")

@@ -14,8 +14,9 @@ from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
-from scheduler.objects import source_key
+from scheduler.objects import cover_key, source_key
 from scheduler.webhooks import check_url
+from speech.audio.m4b import cover_type
 from speech.billing import billed_characters
 from store.db import jobs as job_repo
 from store.db.models import Job
@@ -52,11 +53,15 @@ class JobSpec:
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
     lexicons: list[dict[str, Any]] | None = None  # [{"name", "version"}]: the lexicons it uses, pinned
     cast: dict[str, Any] | None = None  # {"narrator", "characters", "dialogue"}: scheduler.casting
+    cover: bytes | None = None  # the m4b's cover (JPEG or PNG): stored beside the text, not in params
 
     def params(self) -> dict[str, Any]:
         params = asdict(self)
         params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "cast"):
+        cover = params.pop("cover")
+        if cover:
+            params["cover"] = {"type": cover_type(cover), "sha256": hashlib.sha256(cover).hexdigest()}
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "cast", "cover"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
         return params
@@ -86,6 +91,8 @@ def submit_job(
     # The text goes to the object store first: a row must never point at a missing object.
     key = source_key(job_id)
     objects.put_bytes(key, spec.text.encode("utf-8"), content_type="text/plain; charset=utf-8")
+    if spec.cover:
+        objects.put_bytes(cover_key(job_id), spec.cover, content_type=cover_type(spec.cover) or "")
     try:
         job, created = job_repo.create_job(
             session=session,
@@ -100,7 +107,11 @@ def submit_job(
         )
     except Exception:
         objects.delete(key)  # no row will point at it (a 409 conflict, the database gone)
+        if spec.cover:
+            objects.delete(cover_key(job_id))
         raise
     if not created:
         objects.delete(key)  # the Idempotency-Key named an earlier job: this upload is surplus
+        if spec.cover:
+            objects.delete(cover_key(job_id))
     return job, created

@@ -41,6 +41,10 @@ def vtt_key(job_id: uuid.UUID | str) -> str:
     return f"jobs/{job_id}/subtitles.vtt"
 
 
+def cover_key(job_id: uuid.UUID | str) -> str:
+    return f"jobs/{job_id}/cover"
+
+
 def job_prefix(job_id: uuid.UUID | str) -> str:
     """Everything a job ever stored: what retention deletes."""
     return f"jobs/{job_id}/"

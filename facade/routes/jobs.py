@@ -32,7 +32,9 @@ from scheduler.casting import check_cast
 from scheduler.lexicons import for_request
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
+from scheduler.sources import MAX_COVER_BYTES
 from scheduler.sources import ssml_to_text as job_text_from_ssml
+from speech.audio.m4b import cover_type
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
@@ -208,7 +210,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         loudness_lufs=_loudness(payload.get("loudness")),
         loudness_scope=_loudness_scope(payload.get("loudnessScope")),
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
-        cast=cast,
+        cast=cast, cover=payload["cover"] if isinstance(payload.get("cover"), bytes) else None,
     )
 
 
@@ -217,7 +219,7 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     its chapters, title and author unless given) plus the other fields."""
     max_chars = _max_chars(services)
     try:
-        form = await request.form(max_files=1, max_fields=50, max_part_size=max_chars * 4)
+        form = await request.form(max_files=2, max_fields=50, max_part_size=max(max_chars * 4, MAX_COVER_BYTES))
     except (e.ApiError, ClientDisconnect):  # the body cap, its deadline, a hang-up: answered as such
         raise
     except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
@@ -225,7 +227,9 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     payload: dict[str, Any] = {}
     upload: UploadFile | None = None
     for name, value in form.multi_items():
-        if isinstance(value, UploadFile):
+        if isinstance(value, UploadFile) and name == "cover":
+            payload["cover"] = await _cover(value)
+        elif isinstance(value, UploadFile):
             if name != "file":
                 raise e.ApiError(400, "the book goes in the form field named file")
             upload = value
@@ -255,10 +259,22 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     payload["text"] = book.text
     if book.chapters and "chapters" not in payload:
         payload["chapters"] = book.chapters
+    if book.cover and "cover" not in payload:  # an image uploaded with the job wins over the EPUB's
+        payload["cover"] = book.cover
     for name, found in (("title", book.title), ("author", book.author)):
         if found and not payload.get(name):
             payload[name] = found
     return payload
+
+
+async def _cover(upload: UploadFile) -> bytes:
+    """An image uploaded with the job for the m4b's cover: JPEG or PNG by its bytes."""
+    data = await upload.read(MAX_COVER_BYTES + 1)
+    if len(data) > MAX_COVER_BYTES:
+        raise e.ApiError(413, f"cover is too large (at most {MAX_COVER_BYTES // (1024 * 1024)} MiB)")
+    if cover_type(data) is None:
+        raise e.ApiError(400, "cover must be a JPEG or PNG image")
+    return data
 
 
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
