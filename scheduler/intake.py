@@ -61,7 +61,7 @@ class JobSpec:
         cover = params.pop("cover")
         if cover:
             params["cover"] = {"type": cover_type(cover), "sha256": hashlib.sha256(cover).hexdigest()}
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "cast", "cover"):
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "cast"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
         return params
