@@ -43,6 +43,9 @@ def main() -> None:
     for speaker in ("joe", "nora", "owen", "ivy"):  # every voice loaded and warm before any clock starts
         synthesizer.synthesize(catalog.resolve("coda", speaker, "en"), ["Warming up the voice."], Controls())
     workers = settings.assembly_workers or parallel.default_workers()
+    from bench.machine import describe
+
+    print(describe("cpu", settings.engine_dtype))
     runs = {}
     for name, cast in CASTS.items():
         extra = {"model_id": "coda"} | ({"cast": cast} if cast else {})
