@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scheduler.attribution import Characters, attribute
 
@@ -43,10 +44,19 @@ def chapter_paragraphs(number: int) -> list[str]:
     return [" ".join(p.split()) for p in re.split(r"\n\s*\n", chapter) if p.strip()]
 
 
-def measure() -> Score:
+def measure(part: str = "all") -> Score:
+    """``part``: ``tuned`` (chapters 1-3, which the rules were written against), ``held_out``
+    (chapter 56, annotated after), or ``all``."""
     annotated = json.loads((DATA / "attribution_pride_and_prejudice.json").read_text(encoding="utf-8"))
-    characters = Characters.of(annotated["cast"])
+    sets = {"tuned": [annotated], "held_out": [annotated["held_out"]], "all": [annotated, annotated["held_out"]]}[part]
     score = Score()
+    for annotation in sets:
+        _score(annotation, score)
+    return score
+
+
+def _score(annotated: dict[str, Any], score: Score) -> None:
+    characters = Characters.of(annotated["cast"])
     for number, gold in annotated["chapters"].items():
         paragraphs = chapter_paragraphs(int(number))
         found = [
@@ -62,12 +72,12 @@ def measure() -> Score:
             score.correct += speaker == truth
             if speaker != truth:
                 score.misses.append(f"ch. {number}: {speaker or '(none)'} for {truth}: {paragraph[:70]}")
-    return score
 
 
 if __name__ == "__main__":
-    result = measure()
-    for miss in result.misses:
-        print("miss:", miss)
-    print(f"quotes {result.quotes} attributed {result.attributed} correct {result.correct} "
-          f"precision {result.precision:.3f} recall {result.recall:.3f}")
+    for part in ("tuned", "held_out", "all"):
+        result = measure(part)
+        for miss in result.misses if part != "all" else []:
+            print("miss:", miss)
+        print(f"{part}: quotes {result.quotes} attributed {result.attributed} correct {result.correct} "
+              f"precision {result.precision:.3f} recall {result.recall:.3f}")

@@ -14,8 +14,8 @@ def _speakers(paragraphs: list[str], characters: Characters = CAST) -> list[str 
 
 
 def test_attribution_on_the_annotated_chapters_stays_above_the_target() -> None:
-    score = measure()
-    assert score.quotes >= 60
+    score = measure("all")  # chapters 1-3 (the rules were written against them) and 56 (held out)
+    assert score.quotes >= 110
     assert score.precision >= TARGET, score.misses
     assert score.recall >= TARGET, score.misses
 
