@@ -197,6 +197,8 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
     text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
+    if payload.get("cover") is not None and not isinstance(payload["cover"], bytes):
+        raise e.ApiError(400, "cover must be an image file in a multipart form (field cover)")
     cast = None
     if payload.get("cast") is not None:
         cast = check_cast(payload["cast"], req.speaker)  # InvalidCast: the table's 400

@@ -91,3 +91,6 @@ def test_an_uploaded_cover_wins_and_a_non_image_is_a_400(stack, api_key: str, tm
     refused = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), timeout=30, data={"speaker": "joe", "text": "Hi."},
                          files={"cover": ("cover.png", b"<svg/>", "image/png")})
     assert (refused.status_code, refused.text) == (400, "cover must be a JPEG or PNG image")
+    in_json = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), timeout=30,
+                         json={"speaker": "joe", "text": "Hi.", "cover": "aGVsbG8="})
+    assert (in_json.status_code, in_json.text) == (400, "cover must be an image file in a multipart form (field cover)")
