@@ -168,7 +168,7 @@ class _AheadWorker:
 
 def _one_book(
     settings: Settings, synthesizer: _TimedSynthesizer, catalog: Any, text: str, skip: bool, fmt: str,
-    scope: str, workers: int, *, ahead: bool,
+    scope: str, workers: int, *, ahead: bool, extra: dict[str, Any] | None = None,
 ) -> _Run:
     from scheduler import ahead as assemble_ahead
     from scheduler import assembly, intake, planning, synthesis
@@ -185,8 +185,9 @@ def _one_book(
         with sessions() as session:
             account = accounts.create_account(session=session, name=f"bench-{uuid.uuid4().hex[:8]}")
             spec = intake.JobSpec(
-                text=text, speaker="joe", model_id="mistv3", lang="en", format=fmt, skip_front_matter=skip,
+                text=text, speaker="joe", lang="en", format=fmt, skip_front_matter=skip,
                 title="Pride and Prejudice", author="Jane Austen", loudness_scope=None if scope == "book" else scope,
+                **{"model_id": "mistv3", **(extra or {})},  # bench.cast: a cast, and the model of its voices
             )
             job, _ = intake.submit_job(session=session, objects=objects, account_id=account.id, spec=spec)
             job_id = job.id

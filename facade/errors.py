@@ -133,6 +133,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     scheduler_errors.InvalidWebhookUrl: (400, None),
     scheduler_errors.SourceError: (400, None),
     scheduler_errors.InvalidChapters: (400, None),
+    scheduler_errors.InvalidCast: (400, None),
     scheduler_errors.LexiconRefused: (400, None),
     store_errors.LexiconNotFound: (404, None),
 }

@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from scheduler import acx, ahead, conformance, measuring, parallel, subtitles
+from scheduler.audiobook import audiobook_tags
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
 from scheduler.objects import (
+    ChunkVoice,
     TimedWord,
     chunk_meta_key,
     compliance_key,
@@ -58,6 +60,7 @@ from speech.audio import (
     normalization_gain_db,
     open_file_encoder,
 )
+from speech.audio.m4b import tag_m4b
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 from store.objects.base import ObjectStore
@@ -94,7 +97,11 @@ class _TimingWriter:
         self._cue_number = 0
         self._first_word = self._first_sentence = True
 
-    def add(self, text: str, words: list[TimedWord], shift: float, lang: str, normalize_text: bool) -> None:
+    def add(
+        self, text: str, words: list[TimedWord], shift: float, lang: str, normalize_text: bool,
+        voice: ChunkVoice | None = None,
+    ) -> None:
+        """``voice``: a cast chunk's voice and speaker, named in its sentences and cues."""
         shifted: list[TimedWord] = [
             {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3)} for w in words
         ]
@@ -102,13 +109,13 @@ class _TimingWriter:
             self._words.write(("" if self._first_word else ",") + json.dumps(word, ensure_ascii=False))
             self._first_word = False
         for sentence in subtitles.timed_sentences(text, shifted, lang, normalize_text=normalize_text):
-            entry = {"text": sentence.text, "start": sentence.start, "end": sentence.end}
+            entry = {"text": sentence.text, "start": sentence.start, "end": sentence.end, **(voice or {})}
             self._sentences.write(("" if self._first_sentence else ",") + json.dumps(entry, ensure_ascii=False))
             self._first_sentence = False
             for cue in subtitles.cues(sentence):
                 self._cue_number += 1
                 self._srt.write(subtitles.srt_block(self._cue_number, cue))
-                self._vtt.write(subtitles.vtt_block(cue))
+                self._vtt.write(subtitles.vtt_block(cue, subtitles.voice_label(voice)))
 
     def close(self) -> None:
         for f in (self._words, self._sentences, self._srt, self._vtt):
@@ -153,7 +160,8 @@ def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, 
                 f"chunk {index} is at {meta['sample_rate']} Hz, the job's first chunk at {timeline.native_rate} Hz"
             )
         shift = timeline.offsets[index] / timeline.native_rate
-        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text)
+        voice: ChunkVoice | None = {"voice": meta["voice"], "speaker": meta.get("speaker")} if "voice" in meta else None
+        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text, voice)
 
 
 def _measure(
@@ -345,6 +353,8 @@ def _assemble_locked(*, sessions: SessionFactory, objects: ObjectStore, job_id: 
             objects.put_file(key, package.zip_path, content_type=content_type)
             objects.put_bytes(compliance_key(job_id), json.dumps(package.report).encode(), content_type="application/json")
         else:
+            if fmt == "m4b":  # what marks it an audiobook in a listener's app: narrator, cover, media kind
+                tag_m4b(rendered.audio, audiobook_tags(objects, job_id, params))
             objects.put_file(key, rendered.audio, content_type=content_type)
         objects.put_file(timestamps_key(job_id), rendered.timestamps, content_type="application/json")
         objects.put_file(srt_key(job_id), rendered.srt, content_type="application/x-subrip")

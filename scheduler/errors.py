@@ -4,6 +4,7 @@
     ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
     ├── SourceError           an upload that is not the book it claims to be (a broken EPUB)
     ├── InvalidChapters       chapters given with a job that do not fit its text
+    ├── InvalidCast           a job's cast that is not narrator, characters and dialogue voices
     └── LexiconRefused        a lexicon name, size or count over the operator's limits
 
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
@@ -30,6 +31,10 @@ class SourceError(SchedulerError):
 class InvalidChapters(SchedulerError, ValueError):
     """A job's given chapters are malformed (the message is the client's). Also a ``ValueError``,
     as the argument checks it is."""
+
+
+class InvalidCast(SchedulerError):
+    """A job's cast is malformed (the message is the client's)."""
 
 
 class LexiconRefused(SchedulerError):

@@ -15,8 +15,9 @@ from typing import Final, TypedDict
 from sqlalchemy.orm import Session
 
 from scheduler.job_params import JobParams
-from scheduler.objects import source_key
+from scheduler.objects import cover_key, source_key
 from scheduler.webhooks import check_url
+from speech.audio.m4b import cover_type
 from speech.billing import billed_characters
 from store.db import jobs as job_repo
 from store.db.models import Job
@@ -57,6 +58,7 @@ class JobSpec(JobParams):
     """A validated job request: its options (``JobParams``, the row's ``params``) and its text."""
 
     text: str
+    cover_image: bytes | None = None  # the m4b's cover (JPEG or PNG): stored beside the text, in params by digest
 
     def request_hash(self) -> str:
         params = self.to_stored()
@@ -79,11 +81,15 @@ def submit_job(
     if spec.webhook_url:
         check_url(spec.webhook_url, allow_private=allow_private_webhooks)
     spec = with_delivery_master(spec)
+    if spec.cover_image:
+        spec = replace(spec, cover={"type": cover_type(spec.cover_image), "sha256": hashlib.sha256(spec.cover_image).hexdigest()})
     request_hash = spec.request_hash()
     job_id = uuid.uuid4()
     # The text goes to the object store first: a row must never point at a missing object.
     key = source_key(job_id)
     objects.put_bytes(key, spec.text.encode("utf-8"), content_type="text/plain; charset=utf-8")
+    if spec.cover_image:
+        objects.put_bytes(cover_key(job_id), spec.cover_image, content_type=cover_type(spec.cover_image) or "")
     try:
         job, created = job_repo.create_job(
             session=session,
@@ -98,7 +104,11 @@ def submit_job(
         )
     except Exception:
         objects.delete(key)  # no row will point at it (a 409 conflict, the database gone)
+        if spec.cover_image:
+            objects.delete(cover_key(job_id))
         raise
     if not created:
         objects.delete(key)  # the Idempotency-Key named an earlier job: this upload is surplus
+        if spec.cover_image:
+            objects.delete(cover_key(job_id))
     return job, created

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Final, NotRequired, Self, TypedDict, cast
 
 #: Left out of the stored object while at their defaults (added after the first jobs were made).
-_OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery")
+_OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery", "cast", "cover")
 
 
 class GivenChapter(TypedDict):
@@ -38,6 +38,27 @@ class LexiconPin(TypedDict):
 
     name: str
     version: NotRequired[int]  # absent only in a request not yet pinned (facade, before intake)
+
+
+class CastMember(TypedDict):
+    voice: str
+    aliases: list[str]  # other names the text calls the character by ("his wife")
+
+
+class StoredCast(TypedDict):
+    """A job's cast as ``scheduler.casting.check_cast`` stored it."""
+
+    narrator: str
+    characters: dict[str, CastMember]
+    dialogue: str  # quotes nobody in the cast is named for
+
+
+class CoverRef(TypedDict):
+    """The m4b's cover, stored beside the text (``objects.cover_key``): its type and digest (the
+    digest makes a different cover a different request)."""
+
+    type: str | None
+    sha256: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +83,8 @@ class JobParams:
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
     lexicons: list[LexiconPin] | None = None  # pinned at intake (scheduler.lexicons.for_request)
     delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) cut from a WAV master
+    cast: StoredCast | None = None  # checked by scheduler.casting.check_cast
+    cover: CoverRef | None = None  # set at intake from JobSpec.cover_image
 
     @property
     def chapter_scope(self) -> bool:

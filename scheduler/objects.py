@@ -26,6 +26,16 @@ class ChunkMeta(TypedDict):
     duration_s: float
     words: list[TimedWord]
     text: str
+    voice: NotRequired[str]  # a cast book's chunk: the voice that read it (scheduler.casting)
+    speaker: NotRequired[str | None]  # and the character it speaks for; None: the narration
+
+
+class ChunkVoice(TypedDict):
+    """A cast chunk's voice and the character it speaks for (None: narration), named in the
+    book's timestamps and WebVTT voice spans."""
+
+    voice: str
+    speaker: str | None
 
 
 def source_key(job_id: uuid.UUID | str) -> str:
@@ -58,6 +68,10 @@ def srt_key(job_id: uuid.UUID | str) -> str:
 
 def vtt_key(job_id: uuid.UUID | str) -> str:
     return f"jobs/{job_id}/subtitles.vtt"
+
+
+def cover_key(job_id: uuid.UUID | str) -> str:
+    return f"jobs/{job_id}/cover"
 
 
 def job_prefix(job_id: uuid.UUID | str) -> str:

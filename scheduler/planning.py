@@ -21,13 +21,16 @@ behind a novel waits for a few batches, not for the novel.
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from sqlalchemy.orm import Session
 
 from scheduler import credits
+from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.job_params import JobParams
 from scheduler.objects import plan_key, source_key
@@ -78,6 +81,8 @@ class Layout:
     pauses_ms: list[int]  # silence before each chunk
     chapters: list[ChapterMark] = field(default_factory=list)
     batches: list[list[int]] = field(default_factory=list)  # dispatch order
+    voices: list[str] = field(default_factory=list)  # a cast job's voice of each chunk; else empty
+    speakers: list[str | None] = field(default_factory=list)  # and who it is (None: the narrator)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -85,6 +90,7 @@ class Layout:
                 "pauses_ms": self.pauses_ms,
                 "chapters": [{"title": c.title, "chunk": c.chunk} for c in self.chapters],
                 "batches": self.batches,
+                **({"voices": self.voices, "speakers": self.speakers} if self.voices else {}),
             }
         ).encode()
 
@@ -95,16 +101,22 @@ class Layout:
             pauses_ms=list(data["pauses_ms"]),
             chapters=[ChapterMark(c["title"], int(c["chunk"])) for c in data.get("chapters", [])],
             batches=[list(b) for b in data.get("batches", [])],
+            voices=list(data.get("voices", [])),
+            speakers=list(data.get("speakers", [])),
         )
 
 
 def split(
-    text: str, lang: str, *, sections: list[Section] | None = None, pauses: Pauses | None = None
+    text: str, lang: str, *, sections: list[Section] | None = None, pauses: Pauses | None = None,
+    cast: Cast | None = None,
 ) -> tuple[list[str], Layout]:
-    """Chunk texts and their layout. ``sections`` default to the whole text as one, unmarked."""
+    """Chunk texts and their layout. ``sections`` default to the whole text as one, unmarked.
+    With a ``cast`` a chunk never spans a change of voice (``scheduler.casting``)."""
     pauses = pauses or Pauses()
     if sections is None:
         sections = [Section("", 0, len(text), is_chapter=False)]
+    if cast is not None:
+        return _split_cast(text, lang, sections, pauses, cast)
     texts: list[str] = []
     pauses_ms: list[int] = []
     chapters: list[ChapterMark] = []
@@ -125,27 +137,69 @@ def split(
     return texts, Layout(pauses_ms, chapters)
 
 
-def batches(lengths: dict[int, int], *, budget: int, window: int | None = None) -> list[list[int]]:
+def _split_cast(text: str, lang: str, sections: list[Section], pauses: Pauses, cast: Cast) -> tuple[list[str], Layout]:
+    """``split`` for a cast: each section's paragraphs cut into turns, each turn chunked on its own.
+    A new paragraph gets the paragraph pause; a voice change inside a sentence ("“Well,” said
+    Elizabeth, “...”") a short one, and inside a paragraph after a full stop the sentence pause."""
+    texts: list[str] = []
+    layout = Layout([], [], [], [], [])
+    for section in sections:
+        paragraphs = [p for p in _PARAGRAPHS.split(spoken(text[section.start : section.end])) if p.strip()]
+        first_of_section = True
+        for turn in turns([" ".join(p.split()) for p in paragraphs], cast):
+            pieces = chunk_text(turn.text, lang, limit=CHUNK_CHARS)
+            for i, piece in enumerate(pieces):
+                if first_of_section and section.title and (section.is_chapter or len(sections) > 1):
+                    layout.chapters.append(ChapterMark(section.title, len(texts)))
+                if not texts:
+                    pause = 0
+                elif first_of_section:
+                    pause = pauses.chapter_ms if len(sections) > 1 else pauses.paragraph_ms
+                elif i == 0 and turn.paragraph_start:
+                    pause = pauses.paragraph_ms
+                elif i == 0:
+                    pause = pauses.sentence_ms if _SENTENCE_END.search(texts[-1]) else SPEAKER_TURN_MS
+                else:
+                    pause = pauses.sentence_ms
+                first_of_section = False
+                layout.pauses_ms.append(pause)
+                layout.voices.append(turn.voice)
+                layout.speakers.append(turn.speaker)
+                texts.append(piece.text)
+    return texts, layout
+
+
+_PARAGRAPHS: Final = re.compile(r"\n[ \t\r\f\v]*\n")
+_SENTENCE_END: Final = re.compile(r"[.!?…][\"”’)]*\s*$")
+
+
+def batches(
+    lengths: dict[int, int], *, budget: int, window: int | None = None, voices: Sequence[str] = ()
+) -> list[list[int]]:
     """Group chunk indices of similar length, each group within ``budget`` characters.
 
     ``window`` (characters): sort by length only within consecutive stretches of the book this
     long, handed out in book order, so that the book is done from its start on while synthesis
     runs and assembly can follow it (``scheduler.ahead``); a stretch of a few batches still
-    groups similar lengths (a padded forward pass wastes little). None: the whole book at once."""
+    groups similar lengths (a padded forward pass wastes little). None: the whole book at once.
+    ``voices`` (a cast's voice of each chunk): a batch holds one voice, as one forward pass does."""
     if window is not None:
         groups: list[list[int]] = []
         stretch: dict[int, int] = {}
         for index in sorted(lengths):
             if stretch and sum(stretch.values()) + lengths[index] > window:
-                groups += batches(stretch, budget=budget)
+                groups += batches(stretch, budget=budget, voices=voices)
                 stretch = {}
             stretch[index] = lengths[index]
-        return groups + (batches(stretch, budget=budget) if stretch else [])
+        return groups + (batches(stretch, budget=budget, voices=voices) if stretch else [])
     groups = []
     current: list[int] = []
     used = 0
-    for index in sorted(lengths, key=lambda i: (lengths[i], i)):
-        if current and used + lengths[index] > budget:
+    def voice(i: int) -> str:
+        return voices[i] if voices else ""
+
+    for index in sorted(lengths, key=lambda i: (voice(i), lengths[i], i)):
+        if current and (used + lengths[index] > budget or voice(index) != voice(current[-1])):
             groups.append(current)
             current, used = [], 0
         current.append(index)
@@ -175,10 +229,13 @@ def plan_job(
         sections = sections_for(text, params)
         if params.delivery:  # a retailer's delivery opens and closes with credits
             text, sections = credits.with_credits(text, sections, params)
-        texts, layout = split(text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params))
+        texts, layout = split(
+            text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params),
+            cast=Cast.from_params(params),
+        )
         lengths = {i: len(t) for i, t in enumerate(texts)}
-        order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars)
-        layout = Layout(layout.pauses_ms, layout.chapters, order)
+        order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars, voices=layout.voices)
+        layout = Layout(layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers)
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         # Credits a delivery adds bill nothing, and the book's first chunk carries no break.

@@ -23,6 +23,7 @@ from xml.etree import ElementTree
 from scheduler.chapters import markdown_to_text
 from scheduler.errors import SourceError
 from scheduler.job_params import GivenChapter
+from speech.audio.m4b import cover_type
 from speech.errors import MalformedXml, SsmlError, UnsafeXml
 from speech.text.markup import TextSegment
 from speech.text.ssml import ALLOWED, parse_ssml
@@ -40,6 +41,7 @@ _BLOCKS: Final = frozenset(
 _HEADINGS: Final = frozenset("h1 h2 h3 h4".split())
 _SKIP: Final = frozenset("script style head title svg math".split())
 MAX_EPUB_MEMBER_BYTES: Final = 32 * 1024 * 1024
+MAX_COVER_BYTES: Final = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,7 @@ class SourceText:
     chapters: list[GivenChapter] = field(default_factory=list)
     title: str | None = None
     author: str | None = None
+    cover: bytes | None = None  # the EPUB's cover image (JPEG or PNG), for the m4b
 
 
 class _Text(HTMLParser):
@@ -129,6 +132,23 @@ def _resolve(base_dir: str, href: str) -> str:
     return posixpath.normpath(posixpath.join(base_dir, unquote(urlsplit(href).path)))
 
 
+def _cover(archive: zipfile.ZipFile, opf: ElementTree.Element, opf_dir: str, manifest: dict[str, dict[str, str]]) -> bytes | None:
+    """The cover image: EPUB 3's ``cover-image`` item, else EPUB 2's ``<meta name="cover">``; a
+    JPEG or PNG by its bytes, within ``MAX_COVER_BYTES``, else none (a book without a cover plays)."""
+    item = next((i for i in manifest.values() if "cover-image" in i.get("properties", "").split()), None)
+    if item is None:
+        meta = next((m for m in opf.iterfind("opf:metadata/opf:meta", _NS) if m.get("name") == "cover"), None)
+        item = manifest.get(meta.get("content", "")) if meta is not None else None
+    if item is None or not item.get("href"):
+        return None
+    try:
+        info = archive.getinfo(_resolve(opf_dir, item["href"]))
+    except KeyError:
+        return None
+    data = archive.read(info) if info.file_size <= MAX_COVER_BYTES else b""
+    return data if cover_type(data) else None
+
+
 def _toc_labels(archive: zipfile.ZipFile, opf_dir: str, manifest: dict[str, dict[str, str]], toc_id: str | None) -> dict[str, str]:
     """File -> the first table-of-contents label pointing into it."""
     labels: dict[str, str] = {}
@@ -204,6 +224,7 @@ def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> SourceText:
         if spine is None:
             raise SourceError("the EPUB has no spine")
         labels = _toc_labels(archive, opf_dir, manifest, spine.get("toc"))
+        cover = _cover(archive, opf, opf_dir, manifest)
         parts: list[str] = []
         chapters: list[GivenChapter] = []
         position = 0
@@ -226,7 +247,9 @@ def epub_to_book(data: bytes, *, skip_front_matter: bool = False) -> SourceText:
             position += len(text) + 2
     if not parts:
         raise SourceError("the EPUB has no text")
-    return SourceText("\n\n".join(parts), chapters, (title or "").strip() or None, (author or "").strip() or None)
+    return SourceText(
+        "\n\n".join(parts), chapters, (title or "").strip() or None, (author or "").strip() or None, cover
+    )
 
 
 def decode_text(data: bytes) -> str:

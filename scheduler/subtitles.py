@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from scheduler.objects import TimedWord
+from scheduler.objects import ChunkVoice, TimedWord
 from speech.synthesizer import clean
 from speech.text import normalize, split_sentences
 from speech.text.phonemize import split_words
@@ -147,6 +147,24 @@ def srt_block(number: int, cue: Cue) -> str:
     return f"{number}\n{_clock(cue.start, ',')} --> {_clock(cue.end, ',')}\n{cue.text}\n\n"
 
 
-def vtt_block(cue: Cue) -> str:
-    return f"{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{cue.text}\n\n"
+def vtt_block(cue: Cue, voice: str | None = None) -> str:
+    """A WebVTT cue; with ``voice``, its text in a voice span (``<v Elizabeth>``) as players show it."""
+    text = cue.text if voice is None else "\n".join(f"<v {voice}>{line}</v>" for line in _escaped(cue.text).split("\n"))
+    return f"{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{text}\n\n"
+
+
+NARRATOR_LABEL: Final = "Narrator"
+
+
+def voice_label(voice: ChunkVoice | None) -> str | None:
+    """Who a cast chunk's cues name: the character, the narrator, or the voice for unnamed dialogue."""
+    if voice is None:
+        return None
+    speaker = voice["speaker"]
+    label = NARRATOR_LABEL if speaker is None else speaker or voice["voice"]
+    return " ".join(_escaped(label).replace(">", "").split()) or NARRATOR_LABEL
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 

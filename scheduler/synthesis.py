@@ -19,9 +19,11 @@ from itertools import repeat
 
 import numpy as np
 
+from scheduler.casting import Cast, matched
 from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
-from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key
+from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
+from scheduler.planning import Layout
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.pls import PronunciationLexicon
 from speech.types import AudioChunk
@@ -80,19 +82,47 @@ def _groups(todo: list[tuple[int, str]], group_chars: int) -> list[list[tuple[in
     return groups
 
 
+def _voiced_groups(
+    todo: list[tuple[int, str]], group_chars: int, layout: Layout | None
+) -> list[tuple[str | None, list[tuple[int, str]]]]:
+    """The engine calls' groups, each of one voice (None: the job's one voice, no cast)."""
+    if layout is None:
+        return [(None, group) for group in _groups(todo, group_chars)]
+    by_voice: dict[str, list[tuple[int, str]]] = {}
+    for item in todo:
+        by_voice.setdefault(layout.voices[item[0]], []).append(item)
+    return [(name, group) for name, items in by_voice.items() for group in _groups(items, group_chars)]
+
+
 def _status(sessions: SessionFactory, job_id: uuid.UUID) -> JobStatus:
     with sessions() as session:
         return job_repo.get_job(session=session, job_id=job_id, account_id=None).status
 
 
-def _store_chunk(objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
+@dataclass(frozen=True, slots=True)
+class _Voicing:
+    """A cast chunk's voice and who it speaks for, and the book's rate every voice is brought to."""
+
+    voice: str
+    speaker: str | None
+    book_rate: int
+
+
+def _store_chunk(
+    objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
+    voicing: _Voicing | None = None,
+) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
     it pending, and the redo overwrites the same keys)."""
     samples, words = join_sentences(pieces, rate)
+    if voicing is not None:
+        samples, rate = matched(samples, rate, voicing.book_rate), voicing.book_rate
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
     objects.put_bytes(chunk_audio_key(job_id, index), pcm, content_type="audio/L16")
     meta: ChunkMeta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
+    if voicing is not None:
+        meta |= {"voice": voicing.voice, "speaker": voicing.speaker}
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
 
@@ -148,6 +178,10 @@ def synthesize_batch(
         todo = [(c.index, c.text) for c in pending]
         billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
     voice = catalog.resolve(params.model_id, params.speaker, params.lang)
+    cast = Cast.from_params(params)
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None else None
+    narrator = voice if cast is None else catalog.resolve(params.model_id, cast.narrator, params.lang)
+    book_rate = synthesizer.engine(narrator).sample_rate  # a cast's voices all come to the narrator's rate
     controls = Controls(
         time_scale=params.time_scale or 1.0,
         speed_alpha=params.speed_alpha,
@@ -157,12 +191,17 @@ def synthesize_batch(
     normalize_text = params.normalize
     lexicons = job_lexicons(sessions, account_id, params)
     produced = billed = 0
-    for group in _groups(todo, group_chars):
+    for group_voice, group in _voiced_groups(todo, group_chars, layout):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != JobStatus.RUNNING:
             return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id)
-        work = _render_group(synthesizer, voice, controls, group, lang, normalize_text, lexicons)
-        rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(voice).sample_rate)
+        speaking = voice if group_voice is None else catalog.resolve(params.model_id, group_voice, params.lang)
+        work = _render_group(synthesizer, speaking, controls, group, lang, normalize_text, lexicons)
+        rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(speaking).sample_rate)
+        voicings: list[_Voicing | None] = [
+            None if layout is None or cast is None else _Voicing(layout.voices[i], layout.speakers[i], book_rate)
+            for i, _, _ in work
+        ]
         # Look again before writing: a chunk another host stored and marked meanwhile (this task
         # was redelivered while its host was frozen, and the host has woken up) keeps that host's
         # audio, which assembly may already have read. This narrows a zombie's late overwrite to
@@ -177,7 +216,7 @@ def synthesize_batch(
             durations = list(
                 pool.map(
                     _store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
-                    [w[2] for w in work], repeat(rate),
+                    [w[2] for w in work], repeat(rate), voicings,
                 )
             )
         stored = [(index, text, d) for (index, text, _), d in zip(work, durations, strict=True)]

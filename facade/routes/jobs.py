@@ -30,11 +30,14 @@ from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, retention, sources
+from scheduler.casting import check_cast
 from scheduler.job_params import JobParams
 from scheduler.lexicons import for_request
 from scheduler.objects import compliance_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
+from scheduler.sources import MAX_COVER_BYTES
 from scheduler.sources import ssml_to_text as job_text_from_ssml
+from speech.audio.m4b import cover_type
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
@@ -47,7 +50,7 @@ router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
 EXPIRED: Final = "job audio has expired"
 _BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
-_JSON_FORM_FIELDS: Final = ("chapters", "pauses")
+_JSON_FORM_FIELDS: Final = ("chapters", "pauses", "cast")
 
 
 def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
@@ -73,6 +76,7 @@ def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, 
         "author": params.author,
         "lexicons": params.lexicons or [],
         "delivery": params.delivery,
+        "cast": params.cast,
         "expired": retention.is_expired(job),
         "error": job.error,
     }
@@ -211,6 +215,13 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
     text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
+    if payload.get("cover") is not None and not isinstance(payload["cover"], bytes):
+        raise e.ApiError(400, "cover must be an image file in a multipart form (field cover)")
+    cast = None
+    if payload.get("cast") is not None:
+        cast = check_cast(payload["cast"], req.speaker)  # InvalidCast: the table's 400
+        for name in {cast["narrator"], cast["dialogue"], *(c["voice"] for c in cast["characters"].values())}:
+            services.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
     return intake.JobSpec(
         text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
@@ -220,6 +231,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         loudness_scope=_loudness_scope(payload.get("loudnessScope")),
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
         delivery=_delivery(payload.get("delivery"), payload),
+        cast=cast, cover_image=payload["cover"] if isinstance(payload.get("cover"), bytes) else None,
     )
 
 
@@ -228,7 +240,7 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     its chapters, title and author unless given) plus the other fields."""
     max_chars = _max_chars(services)
     try:
-        form = await request.form(max_files=1, max_fields=50, max_part_size=max_chars * 4)
+        form = await request.form(max_files=2, max_fields=50, max_part_size=max(max_chars * 4, MAX_COVER_BYTES))
     except (e.ApiError, ClientDisconnect):  # the body cap, its deadline, a hang-up: answered as such
         raise
     except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
@@ -236,7 +248,9 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     payload: dict[str, Any] = {}
     upload: UploadFile | None = None
     for name, value in form.multi_items():
-        if isinstance(value, UploadFile):
+        if isinstance(value, UploadFile) and name == "cover":
+            payload["cover"] = await _cover(value)
+        elif isinstance(value, UploadFile):
             if name != "file":
                 raise e.ApiError(400, "the book goes in the form field named file")
             upload = value
@@ -266,10 +280,22 @@ async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
     payload["text"] = book.text
     if book.chapters and "chapters" not in payload:
         payload["chapters"] = book.chapters
+    if book.cover and "cover" not in payload:  # an image uploaded with the job wins over the EPUB's
+        payload["cover"] = book.cover
     for name, found in (("title", book.title), ("author", book.author)):
         if found and not payload.get(name):
             payload[name] = found
     return payload
+
+
+async def _cover(upload: UploadFile) -> bytes:
+    """An image uploaded with the job for the m4b's cover: JPEG or PNG by its bytes."""
+    data = await upload.read(MAX_COVER_BYTES + 1)
+    if len(data) > MAX_COVER_BYTES:
+        raise e.ApiError(413, f"cover is too large (at most {MAX_COVER_BYTES // (1024 * 1024)} MiB)")
+    if cover_type(data) is None:
+        raise e.ApiError(400, "cover must be a JPEG or PNG image")
+    return data
 
 
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:

@@ -15,10 +15,11 @@ from typing import Any
 
 import av
 import pytest
+from mutagen.mp4 import MP4
 from sqlalchemy import text
 
 from scheduler import assembly, intake, planning, retention, synthesis
-from scheduler.objects import job_prefix, timestamps_key
+from scheduler.objects import chunk_meta_key, job_prefix, timestamps_key, vtt_key
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import accounts
@@ -26,6 +27,7 @@ from store.db import jobs as job_repo
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
 from store.status import JobStatus
+from tests.fixtures.epub import png
 from tests.support.fake_engine import ToneEngine
 from tests.support.job_state import force_status
 
@@ -172,3 +174,40 @@ def test_a_chaptered_book_through_plan_synthesis_and_assembly(env: dict[str, Any
         assert [c["metadata"]["title"] for c in container.chapters()] == ["Chapter 1", "Chapter 2"]
         assert container.metadata["title"] == "Rain"
     assert abs(stamps["chapters"][-1]["end"] - job.audio_seconds) < 0.05
+
+
+def test_a_cast_book_mixes_voices_of_different_rates_into_a_tagged_m4b(env: dict[str, Any]) -> None:
+    """Two voices at different rates (joe at 16 kHz, nora at 24 kHz here): each engine call holds
+    one voice's chunks, every chunk lands at the narrator's rate, and the m4b names both voices
+    and carries the uploaded cover."""
+    book = "It was late.\n\n“Shall we walk?” said Elizabeth.\n\n“We shall,” Elizabeth said. “Come.”\n\nThey walked."
+    cover = png()
+    cast = {"narrator": "joe", "characters": {"Elizabeth": {"voice": "nora", "aliases": []}}, "dialogue": "joe"}
+    spec = intake.JobSpec(text=book, speaker="joe", model_id="coda", lang="en", format="m4b", title="Walk",
+                          author="A. Writer", cover=cover, cast=cast)
+    with env["sessions"]() as session:
+        job_id = intake.submit_job(session=session, objects=env["objects"], account_id=env["account"], spec=spec)[0].id
+    engines = {"joe": ToneEngine(), "nora": ToneEngine()}
+    engines["nora"].sample_rate = 24000
+    synthesizer = Synthesizer(lambda voice: engines[voice.speaker])
+    with env["sessions"]() as session:
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=4000, window=1 << 20)
+    for batch in todo:
+        synthesis.synthesize_batch(
+            sessions=env["sessions"], objects=env["objects"], synthesizer=synthesizer,
+            catalog=Catalog.load(), job_id=job_id, indices=batch, group_chars=1500,
+        )
+    assert assembly.assemble_job(sessions=env["sessions"], objects=env["objects"], job_id=job_id)
+    assert _job(env, job_id).status == "succeeded"
+    quotes = {s for call, _ in engines["nora"].calls for s in call}
+    assert quotes == {"“Shall we walk?”", "“We shall,”", "“Come.”"}
+    assert not quotes & {s for call, _ in engines["joe"].calls for s in call}
+    metas = [json.loads(env["objects"].get_bytes(chunk_meta_key(job_id, i))) for i in range(_job(env, job_id).chunks_total)]
+    assert {m["sample_rate"] for m in metas} == {16000}
+    stamps = json.loads(env["objects"].get_bytes(timestamps_key(job_id)))
+    assert {(s["text"], s["voice"], s["speaker"]) for s in stamps["sentences"]} >= {
+        ("“Shall we walk?”", "nora", "Elizabeth"), ("said Elizabeth.", "joe", None), ("It was late.", "joe", None)}
+    assert "<v Elizabeth>“Come.”</v>" in env["objects"].get_bytes(vtt_key(job_id)).decode()
+    tags = MP4(str(env["objects"]._path(_job(env, job_id).result_key))).tags  # noqa: SLF001 - the local store's file
+    assert tags is not None and tags["©wrt"] == ["joe, nora"] and bytes(tags["covr"][0]) == cover
+    assert tags["©nam"] == ["Walk"] and tags["©ART"] == ["A. Writer"] and tags["stik"] == [2]

@@ -3,6 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scheduler.casting import SPEAKER_TURN_MS, Cast, check_cast
 from scheduler.planning import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout, batches, split
 
 
@@ -67,3 +68,23 @@ def test_batches_in_book_order_stretches_group_lengths_within_each() -> None:
     assert groups == [[0, 2], [3], [1], [6, 4], [5]]
     flat = [i for g in batches({i: 50 + i % 7 for i in range(40)}, budget=200, window=800) for i in g]
     assert sorted(flat[:15]) == list(range(15))  # the first stretch (15 chunks) comes first, whole
+
+
+def test_a_cast_splits_chunks_at_each_change_of_voice_with_natural_pauses() -> None:
+    cast = Cast.from_params({"cast": check_cast({"characters": {"Elizabeth": "nora"}}, "joe")})
+    text = "It rained.\n\n“Shall we walk?” said Elizabeth. “It is fine.”\n\n“Yes,” said Elizabeth, “it is.”"
+    texts, layout = split(text, "en", cast=cast)
+    assert list(zip(texts, layout.voices, layout.pauses_ms, strict=True)) == [
+        ("It rained.", "joe", 0),
+        ("“Shall we walk?”", "nora", PAUSE_PARAGRAPH_MS),
+        ("said Elizabeth.", "joe", PAUSE_SENTENCE_MS),
+        ("“It is fine.”", "nora", PAUSE_SENTENCE_MS),
+        ("“Yes,”", "nora", PAUSE_PARAGRAPH_MS),
+        ("said Elizabeth,", "joe", SPEAKER_TURN_MS),  # inside a sentence: a short breath
+        ("“it is.”", "nora", SPEAKER_TURN_MS),
+    ]
+    assert layout.speakers[1] == "Elizabeth" and layout.speakers[0] is None
+    assert Layout.from_json(layout.to_json()) == layout
+    groups = batches({i: len(t) for i, t in enumerate(texts)}, budget=10_000, voices=layout.voices)
+    assert all(len({layout.voices[i] for i in group}) == 1 for group in groups)
+    assert sorted(i for g in groups for i in g) == list(range(len(texts)))

@@ -6,6 +6,7 @@ import zipfile
 import pytest
 
 from scheduler.sources import SourceError, epub_to_book, read_upload
+from tests.fixtures.epub import CHAPTERS, build_epub, png
 from tests.fixtures.hostile_xml import ATTACKS, Builder
 
 CONTAINER = """<?xml version="1.0"?>
@@ -124,3 +125,18 @@ def _epub_with_container(files: dict[str, str], container: str) -> bytes:
             if name != "META-INF/container.xml":
                 z.writestr(name, text)
     return buffer.getvalue()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_epub_cover_and_table_of_contents_are_read(version: int) -> None:
+    cover = png()
+    book = epub_to_book(build_epub(version, cover=cover))
+    assert book.cover == cover
+    assert [c["title"] for c in book.chapters] == [name for name, _ in CHAPTERS]
+    assert (book.title, book.author) == ("A Cast Book", "Ann Author")
+    assert epub_to_book(build_epub(version)).cover is None
+
+
+def test_a_cover_that_is_not_an_image_is_left_out() -> None:
+    data = build_epub(3, cover=b"<svg>not a raster image</svg>")
+    assert epub_to_book(data).cover is None

@@ -6,11 +6,13 @@ from scheduler.subtitles import (
     MAX_CUE_CHARS,
     MAX_LINE_CHARS,
     VTT_HEADER,
+    Cue,
     TimedSentence,
     cues,
     spoken_sentences,
     srt_block,
     timed_sentences,
+    voice_label,
     vtt_block,
     wrap,
 )
@@ -71,3 +73,13 @@ def test_srt_and_vtt_formats() -> None:
     vtt = VTT_HEADER + "".join(vtt_block(cue) for cue in made)
     assert vtt.startswith("WEBVTT\n\n01:01:01.500 --> 01:01:02.050\nHello there.")
     assert re.fullmatch(r"(\d+\n[\d:,]+ --> [\d:,]+\n[^\n]+(\n[^\n]+)?\n\n)+", srt)
+
+
+def test_a_cast_cue_is_a_webvtt_voice_span_naming_who_speaks() -> None:
+    cue = Cue(1.0, 2.5, "“Shall we\nwalk?”")
+    assert vtt_block(cue, voice_label({"voice": "nora", "speaker": "Elizabeth"})).splitlines()[1:3] == [
+        "<v Elizabeth>“Shall we</v>", "<v Elizabeth>walk?”</v>"]
+    assert voice_label({"voice": "joe", "speaker": None}) == "Narrator"
+    assert voice_label({"voice": "ivy", "speaker": ""}) == "ivy"  # dialogue nobody is named for
+    assert voice_label({"voice": "x", "speaker": "A<b>&"}) == "A&lt;b&amp;"
+    assert voice_label(None) is None and vtt_block(cue) == "00:00:01.000 --> 00:00:02.500\n“Shall we\nwalk?”\n\n"
