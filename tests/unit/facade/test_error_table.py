@@ -62,6 +62,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     scheduler_errors.SourceError: (400, "boom"),
     scheduler_errors.InvalidChapters: (400, "boom"),
     scheduler_errors.LexiconRefused: (400, "boom"),
+    scheduler_errors.InvalidCast: (400, "boom"),
     store_errors.LexiconNotFound: (404, "lexicon 'boom' not found"),
     speech_errors.MalformedXml: (400, "boom"),
     speech_errors.UnsafeXml: (400, "boom"),

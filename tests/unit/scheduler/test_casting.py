@@ -7,10 +7,11 @@ import pytest
 
 from scheduler.casting import CHUNK_LUFS, Cast, check_cast, matched, turns
 from scheduler.errors import InvalidCast
+from scheduler.job_params import JobParams
 from speech.audio.loudness import integrated_loudness
 
-CAST = Cast.from_params({"cast": check_cast({"characters": {"Elizabeth": "nora", "Mr. Darcy": {"voice": "owen",
-                                                            "aliases": ["Darcy"]}}, "dialogue": "ivy"}, "joe")})
+CAST = Cast.from_params(JobParams(speaker="joe", model_id="coda", lang="en", cast=check_cast({"characters": {"Elizabeth": "nora", "Mr. Darcy": {"voice": "owen",
+                                                            "aliases": ["Darcy"]}}, "dialogue": "ivy"}, "joe")))
 
 
 def test_the_narrator_defaults_to_the_speaker_and_dialogue_to_the_narrator() -> None:

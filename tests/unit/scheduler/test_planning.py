@@ -4,6 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scheduler.casting import SPEAKER_TURN_MS, Cast, check_cast
+from scheduler.job_params import JobParams
 from scheduler.planning import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout, batches, split
 
 
@@ -71,7 +72,7 @@ def test_batches_in_book_order_stretches_group_lengths_within_each() -> None:
 
 
 def test_a_cast_splits_chunks_at_each_change_of_voice_with_natural_pauses() -> None:
-    cast = Cast.from_params({"cast": check_cast({"characters": {"Elizabeth": "nora"}}, "joe")})
+    cast = Cast.from_params(JobParams(speaker="joe", model_id="coda", lang="en", cast=check_cast({"characters": {"Elizabeth": "nora"}}, "joe")))
     text = "It rained.\n\n“Shall we walk?” said Elizabeth. “It is fine.”\n\n“Yes,” said Elizabeth, “it is.”"
     texts, layout = split(text, "en", cast=cast)
     assert list(zip(texts, layout.voices, layout.pauses_ms, strict=True)) == [
