@@ -32,8 +32,10 @@ def result_link(objects: Any, job: Any, *, expires_s: int, public_base: str | No
     return url
 
 
-def event_payload(job: Any, *, audio_url: str | None) -> dict[str, Any]:
-    return {
+def event_payload(job: Any, *, audio_url: str | None, qa: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The callback's body; ``qa`` (the speech-recognition check's report) only for a job that
+    asked for it."""
+    payload = {
         "event": f"job.{job.status}",
         "jobId": str(job.id),
         "status": job.status,
@@ -44,6 +46,9 @@ def event_payload(job: Any, *, audio_url: str | None) -> dict[str, Any]:
         "error": job.error,
         "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
     }
+    if qa is not None:
+        payload["qa"] = qa
+    return payload
 
 
 def deliver(
@@ -56,6 +61,7 @@ def deliver(
     timeout_s: float,
     max_delay_s: float = webhooks.MAX_DELAY_S,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    qa_report: Callable[[Any], dict[str, Any] | None] = lambda job: None,
 ) -> DeliveryOutcome:
     """One attempt; the outcome says whether and when to try again. Retries stop once the next
     attempt would fall outside ``webhooks.RETRY_WINDOW_S`` after the job finished."""
@@ -66,7 +72,7 @@ def deliver(
         if any(a.delivered for a in job_repo.list_webhook_attempts(session=session, job_id=job_id)):
             return DeliveryOutcome(True, None)  # a redelivered task: the customer already has it
         secret = account_repo.get_account(session=session, account_id=job.account_id).webhook_secret
-        payload = event_payload(job, audio_url=audio_url(job))
+        payload = event_payload(job, audio_url=audio_url(job), qa=qa_report(job))
         url = job.webhook_url
         finished_at = job.finished_at or now()
     try:

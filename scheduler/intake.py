@@ -50,11 +50,12 @@ class JobSpec:
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
+    qa: bool = False  # the speech-recognition check of every chunk before assembly (scheduler.qa)
 
     def params(self) -> dict[str, Any]:
         params = asdict(self)
         params.pop("text")
-        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope"):
+        for name in ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "qa"):
             if not params[name]:  # left out at their defaults: earlier jobs' request hashes still match
                 params.pop(name)
         return params

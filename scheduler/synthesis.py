@@ -37,6 +37,7 @@ class BatchResult:
     billed: int = 0  # characters those chunks billed (their usage rows)
     model: str = ""  # the job's model, what they were billed under
     chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
+    qa: bool = False  # the job asked for the speech-recognition check (scheduler.qa) before assembly
 
 
 def join_sentences(chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS) -> tuple[np.ndarray, list[dict[str, Any]]]:
@@ -74,7 +75,7 @@ def _status(sessions: SessionFactory, job_id: uuid.UUID) -> str:
         return job_repo.get_job(session=session, job_id=job_id, account_id=None).status
 
 
-def _store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
+def store_chunk(objects: Any, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
     it pending, and the redo overwrites the same keys)."""
     samples, words = join_sentences(pieces, rate)
@@ -132,7 +133,7 @@ def synthesize_batch(
         with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
             durations = list(
                 pool.map(
-                    _store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
+                    store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
                     [w[2] for w in work], repeat(rate),
                 )
             )
@@ -156,5 +157,5 @@ def synthesize_batch(
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == "running"
     return BatchResult(
         produced, complete, billed=billed, model=params["model_id"],
-        chapter_scope=params.get("loudness_scope") == "chapter",
+        chapter_scope=params.get("loudness_scope") == "chapter", qa=bool(params.get("qa")),
     )

@@ -26,7 +26,7 @@ from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configur
 from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
-from scheduler import intake, lifecycle, retention, sources
+from scheduler import intake, lifecycle, qa, retention, sources
 from scheduler.objects import srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
 from speech.synthesizer import prepare
@@ -38,7 +38,7 @@ from store.errors import JobNotFound
 router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
 EXPIRED: Final = "job audio has expired"
-_BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
+_BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization", "qa")
 _JSON_FORM_FIELDS: Final = ("chapters", "pauses")
 
 
@@ -183,6 +183,9 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     skip = payload.get("skipFrontMatter", False)
     if not isinstance(skip, bool):
         raise e.ApiError(400, "skipFrontMatter must be a boolean")
+    check = payload.get("qa", False)
+    if not isinstance(check, bool):
+        raise e.ApiError(400, "qa must be a boolean")
     chapters = None
     if payload.get("chapters") is not None:
         chapters = chapter_rules.check_given(payload["chapters"], len(req.text))
@@ -195,7 +198,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
         skip_front_matter=skip, chapters=chapters, pauses=_pauses(payload.get("pauses")),
         loudness_lufs=_loudness(payload.get("loudness")),
-        loudness_scope=_loudness_scope(payload.get("loudnessScope")),
+        loudness_scope=_loudness_scope(payload.get("loudnessScope")), qa=check,
     )
 
 
@@ -289,6 +292,10 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         # ``characters``: what the submitted text bills when read whole; ``billedCharacters``: what
         # its chunks billed so far, by the same rule (speech.billing; docs/api.md, "Billed characters").
         view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
+        # The speech-recognition check's report (scheduler.qa): only for a job that asked for it.
+        checked = qa.report(configured(services.objects), job)
+        if checked is not None:
+            view["qa"] = checked
         return view
 
 

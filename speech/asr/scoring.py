@@ -1,0 +1,201 @@
+"""How far what Whisper heard is from what a chunk should have said, and whether that is a defect.
+
+Both sides are normalised the same way before they are compared, so that spelling choices the
+ear cannot hear are not errors:
+
+- English (word error rate): lector's own English front-end first (Whisper writes "4:30 pm", "$5",
+  "km" as a person would, the reference may say "16:30"), then lower case, digits as words, no
+  punctuation, hyphens as spaces, and a few compounds joined ("half time" / "halftime").
+- Every other language (character error rate; Japanese has no spaces, and a word rate punishes
+  one wrong letter as hard as a missing word): NFKC, case-folded, no punctuation, symbols or
+  spaces, plus per-script folds for spellings Whisper varies on (Arabic hamza seats and harakat,
+  Devanagari nukta and chandrabindu, Urdu letters with Arabic twins, Japanese as its hiragana
+  reading).
+
+A chunk fails on either of two rules, each calibrated by ``bench/qa.py``:
+
+- its error rate is over its language's threshold (garbled or mumbled speech), or
+- a run of consecutive reference tokens is missing from what was heard (a dropped sentence).
+  A rate alone misses that: one sentence of a 600-character chunk is about an eighth of its
+  words, within the noise of a clean chunk, but clean speech never loses six words in a row.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from num2words import num2words
+
+WORD_LANGS: Final = frozenset({"en"})
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """A chunk fails over ``rate`` or with ``missing_run`` consecutive reference tokens unheard."""
+
+    rate: float
+    missing_run: int
+
+
+# Words for English, characters elsewhere (a run of 18 characters is three to four words).
+THRESHOLDS: Final[dict[str, Threshold]] = {
+    "en": Threshold(rate=0.25, missing_run=6),
+    "ja": Threshold(rate=0.35, missing_run=12),
+}
+DEFAULT_THRESHOLD: Final = Threshold(rate=0.30, missing_run=18)
+
+
+def threshold(lang: str) -> Threshold:
+    return THRESHOLDS.get(lang, DEFAULT_THRESHOLD)
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    metric: str  # "wer" or "cer"
+    rate: float  # edits / reference tokens
+    missing_run: int  # the longest run of consecutive reference tokens that was not heard
+    reference_tokens: int
+
+    def fails(self, limit: Threshold) -> bool:
+        return self.rate > limit.rate or self.missing_run >= limit.missing_run
+
+
+# --- normalisation ----------------------------------------------------------------------------
+
+_COMPOUNDS: Final = ("half time", "sea shells", "sea shore", "a m", "p m")
+_CLOCK: Final = re.compile(r"\b(\d{1,2})\.(\d{2})\s*([ap]\.?m\.?)?(?=\W|$)")
+
+
+def _english(text: str) -> str:
+    from speech.text import normalize
+
+    # Whisper writes clock times British style ("4.30pm"): the same time as "4:30 pm".
+    text = _CLOCK.sub(lambda m: f"{m[1]}:{m[2]} {m[3] or ''}", text)
+    text = normalize(text, "en").lower().replace("%", " percent").replace("&", " and ")
+    text = re.sub(r"(\d),(\d{3})", r"\1\2", text)
+    text = re.sub(
+        r"\d+(\.\d+)?",
+        lambda m: " " + num2words(float(m.group()) if "." in m.group() else int(m.group())) + " ",
+        text,
+    )
+    text = re.sub(r"[^a-z' ]+", " ", text.replace("-", " "))
+    text = re.sub(r"\s+", " ", text).strip()
+    for compound in _COMPOUNDS:
+        text = text.replace(compound, compound.replace(" ", ""))
+    return text
+
+
+_ARABIC_FOLDS: Final = str.maketrans(
+    {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي", "ـ": None}
+)
+_DEVANAGARI_FOLDS: Final = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu
+_URDU_FOLDS: Final = str.maketrans({"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None})
+
+
+def script(text: str) -> str:
+    """The script most letters of ``text`` are in: ``latin``, ``arabic``, ``devanagari``,
+    ``japanese`` or ``other`` (``""`` for text without letters)."""
+    counts: dict[str, int] = {}
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        name = unicodedata.name(ch, "")
+        if name.startswith("LATIN"):
+            key = "latin"
+        elif name.startswith("ARABIC"):
+            key = "arabic"
+        elif name.startswith("DEVANAGARI"):
+            key = "devanagari"
+        elif name.startswith(("CJK", "HIRAGANA", "KATAKANA")):
+            key = "japanese"
+        else:
+            key = "other"
+        counts[key] = counts.get(key, 0) + 1
+    return max(counts, key=counts.__getitem__) if counts else ""
+
+
+def _hiragana(text: str) -> str:
+    import pykakasi
+
+    converter = pykakasi.kakasi()  # type: ignore[no-untyped-call]
+    return "".join(item["hira"] for item in converter.convert(text))
+
+
+def _characters(text: str, lang: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    if lang == "ja":
+        text = _hiragana(text)
+    text = text.casefold()
+    kept = []
+    for ch in text:
+        category = unicodedata.category(ch)
+        if category[0] in "PSZC":
+            continue
+        if lang == "ar" and category == "Mn":  # harakat, shadda, sukun, dagger alef
+            continue
+        kept.append(ch)
+    text = unicodedata.normalize("NFC", "".join(kept))
+    if lang == "ar":
+        text = text.translate(_ARABIC_FOLDS)
+    elif lang == "hi":
+        if script(text) == "arabic":  # Whisper base, forced to Hindi, mostly writes Urdu
+            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS)
+        else:
+            text = text.translate(_DEVANAGARI_FOLDS)
+    return text
+
+
+def normalise(text: str, lang: str) -> str:
+    """The string that is compared: words separated by single spaces for English, characters
+    without spaces elsewhere."""
+    return _english(text) if lang in WORD_LANGS else _characters(text, lang)
+
+
+def tokens(text: str, lang: str) -> list[str]:
+    normalised = normalise(text, lang)
+    return normalised.split() if lang in WORD_LANGS else list(normalised)
+
+
+# --- alignment --------------------------------------------------------------------------------
+
+
+def align(reference: Sequence[str], heard: Sequence[str]) -> tuple[int, int]:
+    """(edits, longest run of deleted reference tokens) of a minimal Levenshtein alignment.
+
+    Among alignments with the fewest edits, the traceback prefers a substitution, then an
+    insertion, then a deletion, so a run of deletions is reported only where no cheaper reading
+    exists."""
+    n, m = len(reference), len(heard)
+    cost = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        cost[i][0] = i
+    for j in range(m + 1):
+        cost[0][j] = j
+    for i in range(1, n + 1):
+        row, above = cost[i], cost[i - 1]
+        ref = reference[i - 1]
+        for j in range(1, m + 1):
+            row[j] = min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (ref != heard[j - 1]))
+    i, j, run, longest = n, m, 0, 0
+    while i or j:
+        if i and j and cost[i][j] == cost[i - 1][j - 1] + (reference[i - 1] != heard[j - 1]):
+            i, j, run = i - 1, j - 1, 0
+        elif j and cost[i][j] == cost[i][j - 1] + 1:
+            j, run = j - 1, 0
+        else:  # a reference token nobody said
+            i, run = i - 1, run + 1
+            longest = max(longest, run)
+    return cost[n][m], longest
+
+
+def score(reference: str, heard: str, lang: str) -> Score:
+    """The chunk's error rate and longest unheard run; an empty reference scores zero."""
+    ref, hyp = tokens(reference, lang), tokens(heard, lang)
+    if not ref:
+        return Score("wer" if lang in WORD_LANGS else "cer", 0.0, 0, 0)
+    edits, run = align(ref, hyp)
+    return Score("wer" if lang in WORD_LANGS else "cer", edits / len(ref), run, len(ref))
