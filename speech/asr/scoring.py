@@ -22,28 +22,33 @@ A chunk fails on either of two rules, each calibrated by ``bench/qa.py``:
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from num2words import num2words
 
 WORD_LANGS: Final = frozenset({"en"})
+_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
-    """A chunk fails over ``rate`` or with ``missing_run`` consecutive reference tokens unheard."""
+    """A chunk fails over ``rate``, with ``missing_run`` consecutive reference tokens unheard, or
+    with ``wrong_run`` consecutive reference tokens unheard or heard as others (0: not used)."""
 
     rate: float
     missing_run: int
+    wrong_run: int = 0
 
 
 # Words for English, characters elsewhere (a run of 18 characters is three to four words).
 THRESHOLDS: Final[dict[str, Threshold]] = {
-    "en": Threshold(rate=0.25, missing_run=6),
+    "en": Threshold(rate=0.25, missing_run=6, wrong_run=3),
     "ja": Threshold(rate=0.35, missing_run=12),
 }
 DEFAULT_THRESHOLD: Final = Threshold(rate=0.30, missing_run=18)
@@ -59,9 +64,14 @@ class Score:
     rate: float  # edits / reference tokens
     missing_run: int  # the longest run of consecutive reference tokens that was not heard
     reference_tokens: int
+    wrong_run: int = 0  # the longest run of consecutive reference tokens not heard as written
 
     def fails(self, limit: Threshold) -> bool:
-        return self.rate > limit.rate or self.missing_run >= limit.missing_run
+        return (
+            self.rate > limit.rate
+            or self.missing_run >= limit.missing_run
+            or (limit.wrong_run > 0 and self.wrong_run >= limit.wrong_run)
+        )
 
 
 # --- normalisation ----------------------------------------------------------------------------
@@ -118,14 +128,19 @@ def script(text: str) -> str:
     return max(counts, key=counts.__getitem__) if counts else ""
 
 
-def _hiragana(text: str) -> str:
+@functools.cache
+def _kakasi() -> Any:
     import pykakasi
 
-    converter = pykakasi.kakasi()  # type: ignore[no-untyped-call]
-    return "".join(item["hira"] for item in converter.convert(text))
+    return pykakasi.kakasi()  # type: ignore[no-untyped-call]  # pykakasi ships no annotations
 
 
-def _characters(text: str, lang: str) -> str:
+def _hiragana(text: str) -> str:
+    with _lock:  # one converter per process, not thread-safe
+        return "".join(item["hira"] for item in _kakasi().convert(text))
+
+
+def characters(text: str, lang: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     if lang == "ja":
         text = _hiragana(text)
@@ -152,7 +167,7 @@ def _characters(text: str, lang: str) -> str:
 def normalise(text: str, lang: str) -> str:
     """The string that is compared: words separated by single spaces for English, characters
     without spaces elsewhere."""
-    return _english(text) if lang in WORD_LANGS else _characters(text, lang)
+    return _english(text) if lang in WORD_LANGS else characters(text, lang)
 
 
 def tokens(text: str, lang: str) -> list[str]:
@@ -163,12 +178,13 @@ def tokens(text: str, lang: str) -> list[str]:
 # --- alignment --------------------------------------------------------------------------------
 
 
-def align(reference: Sequence[str], heard: Sequence[str]) -> tuple[int, int]:
-    """(edits, longest run of deleted reference tokens) of a minimal Levenshtein alignment.
+def align(reference: Sequence[str], heard: Sequence[str]) -> tuple[int, int, int]:
+    """(edits, longest run of deleted reference tokens, longest run of reference tokens not
+    heard as written: deleted or replaced) of a minimal Levenshtein alignment.
 
-    Among alignments with the fewest edits, the traceback prefers a substitution, then an
-    insertion, then a deletion, so a run of deletions is reported only where no cheaper reading
-    exists."""
+    Among alignments with the fewest edits, the traceback prefers a match or substitution, then
+    an insertion, then a deletion, so a run of deletions is reported only where no cheaper
+    reading exists. Words heard in addition neither end nor extend a run."""
     n, m = len(reference), len(heard)
     cost = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n + 1):
@@ -180,22 +196,25 @@ def align(reference: Sequence[str], heard: Sequence[str]) -> tuple[int, int]:
         ref = reference[i - 1]
         for j in range(1, m + 1):
             row[j] = min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (ref != heard[j - 1]))
-    i, j, run, longest = n, m, 0, 0
+    i, j = n, m
+    deleted = wrong = longest_deleted = longest_wrong = 0
     while i or j:
         if i and j and cost[i][j] == cost[i - 1][j - 1] + (reference[i - 1] != heard[j - 1]):
-            i, j, run = i - 1, j - 1, 0
+            deleted = 0
+            wrong = wrong + 1 if reference[i - 1] != heard[j - 1] else 0
+            i, j = i - 1, j - 1
         elif j and cost[i][j] == cost[i][j - 1] + 1:
-            j, run = j - 1, 0
+            j -= 1
         else:  # a reference token nobody said
-            i, run = i - 1, run + 1
-            longest = max(longest, run)
-    return cost[n][m], longest
+            deleted, wrong, i = deleted + 1, wrong + 1, i - 1
+        longest_deleted, longest_wrong = max(longest_deleted, deleted), max(longest_wrong, wrong)
+    return cost[n][m], longest_deleted, longest_wrong
 
 
 def score(reference: str, heard: str, lang: str) -> Score:
     """The chunk's error rate and longest unheard run; an empty reference scores zero."""
     ref, hyp = tokens(reference, lang), tokens(heard, lang)
     if not ref:
-        return Score("wer" if lang in WORD_LANGS else "cer", 0.0, 0, 0)
-    edits, run = align(ref, hyp)
-    return Score("wer" if lang in WORD_LANGS else "cer", edits / len(ref), run, len(ref))
+        return Score("wer" if lang in WORD_LANGS else "cer", 0.0, 0, 0, 0)
+    edits, run, wrong = align(ref, hyp)
+    return Score("wer" if lang in WORD_LANGS else "cer", edits / len(ref), run, len(ref), wrong)
