@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from scheduler.synthesis import join_sentences
-    from speech.asr import WhisperRecognizer, score, threshold
+    from speech.asr import Threshold, WhisperRecognizer, score, threshold
     from speech.engines.registry import load_engine
     from speech.synthesizer import Controls, prepare
     from speech.types import SynthesisOptions
@@ -81,7 +82,7 @@ def main() -> None:
 
     asr_cpu = 0.0
     asr_audio = 0.0
-    clean_scores: list[tuple[float, int, int]] = []
+    scores: dict[str, list[Any]] = {"clean": [], "dropped": [], "garbled": []}
 
     def fails(parts: list[np.ndarray], texts: list[str], label: str) -> bool:
         nonlocal asr_cpu, asr_audio
@@ -93,8 +94,7 @@ def main() -> None:
         asr_audio += len(audio) / rate
         result = score(" ".join(texts), heard, args.lang)
         failed = result.fails(limit)
-        if label == "clean":
-            clean_scores.append((result.rate, result.missing_run, result.wrong_run))
+        scores[label].append(result)
         if args.verbose or (failed and label == "clean") or (not failed and label != "clean"):
             print(f"{label:8} {'FAIL' if failed else 'pass'} {result.metric}={result.rate:.3f} run={result.missing_run} wrong={result.wrong_run}")  # noqa: T201
             print(f"         text:  {' '.join(texts)}\n         heard: {heard}")  # noqa: T201
@@ -130,18 +130,26 @@ def main() -> None:
             garbled_caught += fails([garbled[j] if j == i else normal[j] for j in group], texts, "garbled")
 
     hours = clean_seconds / 3600
+    clean, dropped, garbled_scores = scores["clean"], scores["dropped"], scores["garbled"]
     print(  # noqa: T201
         f"RESULT clean lang={args.lang} voice={args.speaker} chunks={clean_chunks} audio_min={clean_seconds / 60:.1f}"
         f" false_alarms={false_alarms} per_hour={false_alarms / hours:.2f}"
-        f" threshold={limit.rate}/{limit.missing_run}"
+        f" threshold={limit.rate}/{limit.missing_run}/{limit.wrong_run}"
     )
-    worst = [max(values) for values in zip(*clean_scores, strict=True)] if clean_scores else [0, 0, 0]
     print(  # noqa: T201
-        f"RESULT clean_worst rate={worst[0]:.3f} missing_run={worst[1]} wrong_run={worst[2]}"
-        f" wrong_runs={sorted(w for _, _, w in clean_scores)}"
+        f"RESULT clean_worst rate={max(r.rate for r in clean):.3f} missing_run={max(r.missing_run for r in clean)}"
+        f" wrong_runs={sorted(r.wrong_run for r in clean)}"
     )
     print(f"RESULT dropped_sentence caught={dropped_caught}/{trials} share={dropped_caught / max(trials, 1):.3f}")  # noqa: T201
     print(f"RESULT garbled_3_words caught={garbled_caught}/{trials} share={garbled_caught / max(trials, 1):.3f}")  # noqa: T201
+    for rate, missing, wrong in ((limit.rate, limit.missing_run, 0), (0.2, 5, 0), (0.25, 6, 4), (0.25, 6, 5), (0.3, 8, 0)):
+        candidate = Threshold(rate, missing, wrong)
+        print(  # noqa: T201
+            f"CANDIDATE rate>{rate} missing_run>={missing} wrong_run>={wrong or '-'}:"
+            f" false_alarms={sum(r.fails(candidate) for r in clean)}/{len(clean)}"
+            f" dropped={sum(r.fails(candidate) for r in dropped)}/{len(dropped)}"
+            f" garbled={sum(r.fails(candidate) for r in garbled_scores)}/{len(garbled_scores)}"
+        )
     print(  # noqa: T201
         f"RESULT cpu lang={args.lang} model={recognizer.model_name(args.lang)} voice={args.speaker}"
         f" synth_cpu_s={synth_cpu:.1f} (per audio s {synth_cpu / synth_audio:.3f})"

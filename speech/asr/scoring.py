@@ -77,6 +77,14 @@ class Score:
 # --- normalisation ----------------------------------------------------------------------------
 
 _COMPOUNDS: Final = ("half time", "sea shells", "sea shore", "a m", "p m")
+# Spellings that sound the same: Whisper writes American English and picks one homophone. Folded
+# on both sides, so "four" and "for" agreeing costs nothing a listener would notice.
+_SPELLING: Final = (
+    (re.compile(r"(?<=\w\w)our\b"), "or"),  # harbour, colour
+    (re.compile(r"(?<=\w\w)tre\b"), "ter"),  # theatre, centre
+    (re.compile(r"(?<=\w\w\w)is(e|ed|es|ing)\b"), r"iz\1"),  # realise, organised
+)
+_HOMOPHONES: Final = {"two": "to", "too": "to", "four": "for", "there": "their", "they're": "their"}
 _CLOCK: Final = re.compile(r"\b(\d{1,2})\.(\d{2})\s*([ap]\.?m\.?)?(?=\W|$)")
 
 
@@ -96,7 +104,9 @@ def _english(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     for compound in _COMPOUNDS:
         text = text.replace(compound, compound.replace(" ", ""))
-    return text
+    for pattern, replacement in _SPELLING:
+        text = pattern.sub(replacement, text)
+    return " ".join(_HOMOPHONES.get(word, word) for word in text.split())
 
 
 _ARABIC_FOLDS: Final = str.maketrans(
