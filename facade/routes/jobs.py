@@ -164,7 +164,7 @@ def _has_speech(text: str, lang: str, *, normalize: bool) -> bool:
     )
 
 
-def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
+def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = False) -> intake.JobSpec:
     payload = _clean_controls(payload)
     given = payload.get("chapters")
     if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
@@ -183,7 +183,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     skip = payload.get("skipFrontMatter", False)
     if not isinstance(skip, bool):
         raise e.ApiError(400, "skipFrontMatter must be a boolean")
-    check = payload.get("qa", False)
+    check = payload.get("qa", qa_default)  # the account's default where the job does not say
     if not isinstance(check, bool):
         raise e.ApiError(400, "qa must be a boolean")
     chapters = None
@@ -258,6 +258,8 @@ def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key:
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
         )
         view = job_view(job)
+        if (job.params or {}).get("qa"):
+            view["qa"] = {"status": "pending"}  # what GET shows until the check ends
     configured(services.dispatcher).send_all(messages)  # only after the commit above
     return view, created
 
@@ -274,7 +276,7 @@ async def submit(
         payload = parse_json_body(await request.body())
     if not principal.may_use(endpoint="jobs"):
         raise e.ApiError(403, e.FORBIDDEN)
-    spec = _spec(services, payload)
+    spec = _spec(services, payload, qa_default=principal.qa_default)
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
     if not await services.offload(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
