@@ -87,6 +87,7 @@ def _hear(objects: Any, recognizer: Any, job_id: uuid.UUID, index: int, lang: st
         "metric": result.metric,
         "score": round(result.rate, 4),
         "missingRun": result.missing_run,
+        "referenceTokens": result.reference_tokens,
         "passed": not result.fails(threshold(lang)),
         "audioSeconds": len(pcm) / int(meta["sample_rate"]),
         "asrCpuSeconds": round(cpu_s, 3),
