@@ -8,13 +8,18 @@ The language is forced, never detected: the job says what it is, and detection o
 chunk guesses wrong.
 
 Models load on first use, once per process and model, and calls are serialised per recognizer:
-CTranslate2 already spreads one call over ``cpu_threads`` cores, and the check runs on the
-``cpu`` queue beside assembly, not in the synthesizer's way.
+CTranslate2 already spreads one call over ``cpu_threads`` cores. They all run on one thread of
+the recognizer's own whose CPU priority is ``niceness`` below the process (Linux applies
+``setpriority`` to one thread; the threads CTranslate2 starts from it inherit it): on a host
+shared with a synth worker the check takes idle cycles, not the engine's, as assembly's pool does
+(``scheduler.parallel.NICE``).
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,16 +30,28 @@ from speech.audio.resample import resample
 from speech.errors import RecognizerError
 
 ASR_RATE: Final = 16000
+NICENESS: Final = 5
+
+
+def _lower_priority(step: int) -> None:
+    if step and hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        tid = threading.get_native_id()
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + step)
+        except OSError:
+            pass  # a process limit: the check runs at the process's priority
 
 
 class WhisperRecognizer:
     """``transcribe(samples, rate, lang)``: the words heard, as Whisper writes them."""
 
-    def __init__(self, *, cache_root: Path, cpu_threads: int = 2, beam_size: int = 1) -> None:
+    def __init__(self, *, cache_root: Path, cpu_threads: int = 2, beam_size: int = 1, niceness: int = NICENESS) -> None:
         self._cache_root = cache_root
         self._cpu_threads = cpu_threads
         self._beam_size = beam_size
         self._models: dict[str, Any] = {}
+        self._niceness = niceness
+        self._thread: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     @staticmethod
@@ -52,21 +69,30 @@ class WhisperRecognizer:
         return self._models[name]
 
     def transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str:
+        """What Whisper heard, with the language forced to ``lang``."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="asr", initializer=_lower_priority, initargs=(self._niceness,)
+                )
+            pool = self._thread
+        return pool.submit(self._transcribe, samples, sample_rate, lang).result()
+
+    def _transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str:
         audio = samples.astype(np.float32)
         if sample_rate != ASR_RATE:
             audio = resample(audio, sample_rate, ASR_RATE)
-        with self._lock:
-            model = self._model(self.model_name(lang))
-            try:
-                segments, _ = model.transcribe(
-                    audio,
-                    language=lang,
-                    task="transcribe",
-                    beam_size=self._beam_size,
-                    vad_filter=False,
-                    condition_on_previous_text=False,
-                    without_timestamps=True,
-                )
-                return " ".join(segment.text.strip() for segment in segments).strip()
-            except (RuntimeError, ValueError) as exc:
-                raise RecognizerError(f"recognition failed: {exc}") from exc
+        model = self._model(self.model_name(lang))
+        try:
+            segments, _ = model.transcribe(
+                audio,
+                language=lang,
+                task="transcribe",
+                beam_size=self._beam_size,
+                vad_filter=False,
+                condition_on_previous_text=False,
+                without_timestamps=True,
+            )
+            return " ".join(segment.text.strip() for segment in segments).strip()
+        except (RuntimeError, ValueError) as exc:
+            raise RecognizerError(f"recognition failed: {exc}") from exc
