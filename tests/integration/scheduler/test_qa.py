@@ -144,3 +144,29 @@ def test_a_dropped_sentence_is_flagged_a_clean_chunk_is_not_and_a_second_renderi
         billed = conn.execute(text("SELECT count(*) FROM usage WHERE job_id = :j"), {"j": job_id}).scalar_one()
     assert billed == len(chunks)
     assert json.loads(env["objects"].get_bytes(qa_report_key(job_id)))["flagged"] == 1
+
+
+def test_a_resumed_job_whose_chunks_are_done_is_checked_before_it_is_assembled(env: dict[str, Any]) -> None:
+    """The reaper re-sends ``plan`` for a job that stopped moving; with every chunk done and the
+    check's tasks lost, the check runs over every chunk (each judged one is skipped) instead of
+    assembly."""
+    from tests.support.fake_engine import ToneEngine
+
+    spec = intake.JobSpec(text=BOOK, speaker="joe", model_id="mistv3", lang="en", qa=True)
+    with env["sessions"]() as session:
+        job, _ = intake.submit_job(session=session, objects=env["objects"], account_id=env["account"], spec=spec)
+        job_id = job.id
+    tone = ToneEngine()
+    first = lifecycle.plan(sessions=env["sessions"], objects=env["objects"], job_id=job_id, batch_chars=4000, window=8)
+    sent = []
+    for message in first.messages:
+        step = lifecycle.synthesize(
+            sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
+            catalog=Catalog.load(), job_id=job_id, indices=message.args[1], group_chars=1500,
+        )
+        sent.extend(step.messages)
+    assert {m.task for m in sent} == {TASK_QA_CHECK}  # no assembly from synthesis
+    resumed = lifecycle.plan(sessions=env["sessions"], objects=env["objects"], job_id=job_id, batch_chars=4000, window=8)
+    with env["sessions"]() as session:
+        total = job_repo.get_job(session=session, job_id=job_id, account_id=None).chunks_total
+    assert resumed.messages == [Message(TASK_QA_CHECK, (str(job_id), list(range(total)), 1))]
