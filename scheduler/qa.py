@@ -206,7 +206,7 @@ def build_report(
             "heard": verdict["heard"],
             "metric": verdict["metric"],
             "score": verdict["score"],
-            "missingWords" if verdict["metric"] == "wer" else "missingCharacters": verdict["missingRun"],
+            "missingWords" if lang != "ja" else "missingCharacters": verdict["missingRun"],
         })
     limit = threshold(lang)
     return {

@@ -71,3 +71,17 @@ def test_arabic_and_hindi_spellings_fold() -> None:
 def test_an_empty_reference_scores_zero() -> None:
     result = score("...", "anything at all", "en")
     assert result.rate == 0.0 and not result.fails(threshold("en"))
+
+
+def test_a_dropped_spanish_sentence_is_a_run_of_missing_words() -> None:
+    """Outside English the rate is over characters but runs count words (but in Japanese)."""
+    chunk = (
+        "Ella escribió su nombre en la primera página del diario y lo escondió bajo la cama. "
+        "El museo cierra pronto los domingos, así que conviene llegar antes de comer. "
+        "Un zorro cruzó el campo al amanecer y desapareció entre los arbustos sin hacer ruido."
+    )
+    dropped = "El museo cierra pronto los domingos, así que conviene llegar antes de comer. "
+    result = score(chunk, chunk.replace(dropped, ""), "es")
+    assert result.metric == "cer" and result.missing_run == len(dropped.split())
+    assert result.fails(threshold("es"))
+    assert not score(chunk, chunk.replace("zorro", "sorro"), "es").fails(threshold("es"))
