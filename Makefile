@@ -19,7 +19,7 @@ $(PY):
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip setuptools wheel
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,qa]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 # Kokoro's v1.0 style packs (French, Spanish, Italian, Hindi... voices), from the kokoro sdist on

@@ -30,6 +30,7 @@ def db_authenticator(session_factory: Callable[[], Any]) -> Callable[[str], Prin
                 allowed_endpoints=account.allowed_endpoints,
                 ws_connections_per_minute=account.ws_connections_per_minute,
                 webhook_secret=account.webhook_secret,
+                qa_default=account.qa_default,
             )
 
     return authenticate

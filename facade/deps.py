@@ -49,6 +49,7 @@ class Principal:
     allowed_endpoints: list[str] | None
     ws_connections_per_minute: int
     webhook_secret: str
+    qa_default: bool = False  # the account's jobs get the QA check unless they say "qa": false
 
     def may_use(self, *, model: str | None = None, endpoint: str | None = None) -> bool:
         if model is not None and self.allowed_models is not None and model not in self.allowed_models:

@@ -18,6 +18,7 @@ from lector.wiring import (
     resolved_database_url,
 )
 from scheduler.queue import PATIENT_RETRY, Dispatcher, make_celery
+from speech.asr import WhisperRecognizer
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from workers import log_signals, tasks
 from workers.resources import Lazy, Resources, TaskConfig
@@ -52,6 +53,8 @@ def build_resources(settings: Settings, dispatcher: Dispatcher) -> Resources:
         synthesizer=build_synthesizer(settings),
         dispatcher=dispatcher,
         on_billed=count_job_billing,
+        # Whisper base is joined from its two packages once, under the data directory.
+        recognizer=WhisperRecognizer(cache_root=settings.data_dir / "asr", cpu_threads=settings.torch_threads or 2),
     )
 
 

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from scheduler import webhooks
 from scheduler.errors import InvalidWebhookUrl
@@ -23,6 +23,10 @@ class DeliveryOutcome:
     retry_in_s: float | None  # None: stop (delivered, no webhook, refused target, or the day is over)
 
 
+#: The QA check's report (``scheduler.qa``) as JSON.
+QaReport = dict[str, object]
+
+
 class WebhookEvent(TypedDict):
     """The callback's JSON body (signed as sent)."""
 
@@ -35,6 +39,7 @@ class WebhookEvent(TypedDict):
     chunks: int
     error: str | None
     finishedAt: str | None
+    qa: NotRequired[QaReport]  # the speech-recognition check's report, for a job that asked for it
 
 
 def result_link(objects: ObjectStore, job: Job, *, expires_s: int, public_base: str | None = None) -> str | None:
@@ -48,8 +53,10 @@ def result_link(objects: ObjectStore, job: Job, *, expires_s: int, public_base: 
     return url
 
 
-def event_payload(job: Job, *, audio_url: str | None) -> WebhookEvent:
-    return {
+def event_payload(job: Job, *, audio_url: str | None, qa: QaReport | None = None) -> WebhookEvent:
+    """The callback's body; ``qa`` (the speech-recognition check's report) only for a job that
+    asked for it."""
+    payload: WebhookEvent = {
         "event": f"job.{job.status}",
         "jobId": str(job.id),
         "status": job.status,
@@ -60,6 +67,9 @@ def event_payload(job: Job, *, audio_url: str | None) -> WebhookEvent:
         "error": job.error,
         "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
     }
+    if qa is not None:
+        payload["qa"] = qa
+    return payload
 
 
 def deliver(
@@ -72,6 +82,7 @@ def deliver(
     timeout_s: float,
     max_delay_s: float = webhooks.MAX_DELAY_S,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    qa_report: Callable[[Job], QaReport | None] = lambda job: None,
 ) -> DeliveryOutcome:
     """One attempt; the outcome says whether and when to try again. Retries stop once the next
     attempt would fall outside ``webhooks.RETRY_WINDOW_S`` after the job finished."""
@@ -82,7 +93,7 @@ def deliver(
         if any(a.delivered for a in job_repo.list_webhook_attempts(session=session, job_id=job_id)):
             return DeliveryOutcome(True, None)  # a redelivered task: the customer already has it
         secret = account_repo.get_account(session=session, account_id=job.account_id).webhook_secret
-        payload = event_payload(job, audio_url=audio_url(job))
+        payload = event_payload(job, audio_url=audio_url(job), qa=qa_report(job))
         url = job.webhook_url
         finished_at = job.finished_at or now()
     try:

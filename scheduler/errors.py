@@ -52,6 +52,7 @@ JOB_ERRORS: dict[type[Exception], str] = {
     speech_errors.PhonemizerError: "the job's text could not be phonemized",
     speech_errors.EngineError: "synthesis failed",
     speech_errors.AudioError: "audio encoding failed",
+    speech_errors.RecognizerError: "the speech-recognition check could not run",
     store_errors.ObjectNotFound: "the job's stored text or audio is missing",
     store_errors.LexiconNotFound: "a lexicon the job uses was deleted",
 }

@@ -22,12 +22,14 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
-from scheduler import ahead, assembly, delivery, intake, parallel, planning, reaper, synthesis, webhooks
+from scheduler import ahead, assembly, delivery, intake, parallel, planning, qa, reaper, synthesis, webhooks
 from scheduler.errors import job_error
 from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_ASSEMBLE_AHEAD,
     TASK_PLAN,
+    TASK_QA_CHECK,
+    TASK_QA_REDO,
     TASK_SYNTHESIZE,
     TASK_WEBHOOK,
     Message,
@@ -124,6 +126,10 @@ def plan(
         batches = planning.plan_job(
             session=session, objects=objects, job_id=job_id, batch_chars=batch_chars, window=window
         )
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        checked, total = bool((job.params or {}).get("qa")), job.chunks_total
+    if not batches and checked:  # resumed with every chunk done: the check goes first
+        return Step(0, [Message(TASK_QA_CHECK, (str(job_id), list(range(total)), 1))])
     return Step(len(batches), after_plan(job_id, batches))
 
 
@@ -164,12 +170,23 @@ def synthesize(
     if not result.complete and not result.canceled:
         with sessions() as session:
             following = planning.next_batches(session=session, objects=objects, job_id=job_id)
-    return Step(result.synthesized, after_batch(job_id, result, following, assemble_ahead=assemble_ahead))
+    return Step(
+        result.synthesized, after_batch(job_id, result, following, assemble_ahead=assemble_ahead, indices=indices)
+    )
 
 
 def after_batch(
-    job_id: uuid.UUID, result: synthesis.BatchResult, following: list[list[int]], *, assemble_ahead: bool = False
+    job_id: uuid.UUID,
+    result: synthesis.BatchResult,
+    following: list[list[int]],
+    *,
+    assemble_ahead: bool = False,
+    indices: list[int] | None = None,
 ) -> list[Message]:
+    if result.qa and not result.canceled:
+        # The check hears this batch on the cpu queue; its last verdict sends the job to assembly.
+        check = [Message(TASK_QA_CHECK, (str(job_id), list(indices or []), 1))]
+        return check + [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
     if result.complete:
         return [Message(TASK_ASSEMBLE, (str(job_id),))]
     if result.canceled:
@@ -178,6 +195,30 @@ def after_batch(
     if assemble_ahead and result.chapter_scope and result.synthesized:
         messages.append(Message(TASK_ASSEMBLE_AHEAD, (str(job_id),)))
     return messages
+
+
+def qa_check(
+    *, sessions: SessionFactory, objects: ObjectStore, recognizer: qa.Recognizer, job_id: uuid.UUID, indices: list[int], attempt: int
+) -> Step[int]:
+    """Hear a batch's chunks (``scheduler.qa``): failures go back to the synth queue once; when
+    every chunk of the job has its final verdict, the report is written and assembly follows."""
+    result = qa.check_chunks(
+        sessions=sessions, objects=objects, recognizer=recognizer, job_id=job_id, indices=indices, attempt=attempt
+    )
+    if result.canceled:
+        return Step(0)
+    messages = [Message(TASK_QA_REDO, (str(job_id), result.redo))] if result.redo else []
+    if qa.finish(sessions=sessions, objects=objects, job_id=job_id):
+        messages.append(Message(TASK_ASSEMBLE, (str(job_id),)))
+    return Step(result.heard, messages)
+
+
+def qa_redo(*, sessions: SessionFactory, objects: ObjectStore, synthesizer: BatchSynthesizer, catalog: VoiceCatalog, job_id: uuid.UUID, indices: list[int]) -> Step[int]:
+    """Render the failed chunks again (not billed), then hear them a second and last time."""
+    done = qa.redo_chunks(
+        sessions=sessions, objects=objects, synthesizer=synthesizer, catalog=catalog, job_id=job_id, indices=indices
+    )
+    return Step(len(done), [Message(TASK_QA_CHECK, (str(job_id), indices, 2))])
 
 
 def assemble(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
@@ -215,6 +256,7 @@ def deliver_webhook(
         job_id=job_id,
         attempt=attempt,
         audio_url=lambda job: delivery.result_link(objects, job, expires_s=presign_seconds),
+        qa_report=lambda job: qa.report(objects, job),
         allow_private=allow_private,
         timeout_s=timeout_s,
         max_delay_s=webhooks.delay_cap(visibility_timeout_s),

@@ -74,6 +74,20 @@ def cover_key(job_id: uuid.UUID | str) -> str:
     return f"jobs/{job_id}/cover"
 
 
+def qa_chunk_key(job_id: uuid.UUID | str, index: int) -> str:
+    """What the QA check heard in one chunk and how it scored (``scheduler.qa``)."""
+    return f"jobs/{job_id}/qa/chunks/{index:06d}.json"
+
+
+def qa_chunk_prefix(job_id: uuid.UUID | str) -> str:
+    return f"jobs/{job_id}/qa/chunks/"
+
+
+def qa_report_key(job_id: uuid.UUID | str) -> str:
+    """The job's QA report: the passages that still failed after their second rendering."""
+    return f"jobs/{job_id}/qa/report.json"
+
+
 def job_prefix(job_id: uuid.UUID | str) -> str:
     """Everything a job ever stored: what retention deletes."""
     return f"jobs/{job_id}/"

@@ -33,6 +33,8 @@ TASK_ASSEMBLE_AHEAD: Final = "lector.assemble_ahead"
 TASK_WEBHOOK: Final = "lector.deliver_webhook"
 TASK_REAP: Final = "lector.reap"
 TASK_EXPIRE: Final = "lector.expire"
+TASK_QA_CHECK: Final = "lector.qa_check"
+TASK_QA_REDO: Final = "lector.qa_redo"
 
 QUEUE_CPU: Final = "cpu"
 QUEUE_SYNTH: Final = "synth"
@@ -45,6 +47,8 @@ ROUTES: Final[dict[str, str]] = {
     TASK_WEBHOOK: QUEUE_CPU,
     TASK_REAP: QUEUE_CPU,
     TASK_EXPIRE: QUEUE_CPU,
+    TASK_QA_CHECK: QUEUE_CPU,  # speech recognition: never in the synth worker's way
+    TASK_QA_REDO: QUEUE_SYNTH,  # a second rendering needs the engine
 }
 EXPIRE_EVERY_S: Final = 3600.0
 #: Seconds between AMQP heartbeats: RabbitMQ drops a silent connection (and requeues what it held)

@@ -48,6 +48,7 @@ class BatchResult:
     billed: int = 0  # characters those chunks billed (their usage rows)
     model: str = ""  # the job's model, what they were billed under
     chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
+    qa: bool = False  # the job asked for the speech-recognition check (scheduler.qa) before assembly
 
 
 def join_sentences(
@@ -100,7 +101,7 @@ def _status(sessions: SessionFactory, job_id: uuid.UUID) -> JobStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class _Voicing:
+class Voicing:
     """A cast chunk's voice and who it speaks for, and the book's rate every voice is brought to."""
 
     voice: str
@@ -108,9 +109,9 @@ class _Voicing:
     book_rate: int
 
 
-def _store_chunk(
+def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
-    voicing: _Voicing | None = None,
+    voicing: Voicing | None = None,
 ) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
     it pending, and the redo overwrites the same keys)."""
@@ -198,10 +199,6 @@ def synthesize_batch(
         speaking = voice if group_voice is None else catalog.resolve(params.model_id, group_voice, params.lang)
         work = _render_group(synthesizer, speaking, controls, group, lang, normalize_text, lexicons)
         rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(speaking).sample_rate)
-        voicings: list[_Voicing | None] = [
-            None if layout is None or cast is None else _Voicing(layout.voices[i], layout.speakers[i], book_rate)
-            for i, _, _ in work
-        ]
         # Look again before writing: a chunk another host stored and marked meanwhile (this task
         # was redelivered while its host was frozen, and the host has woken up) keeps that host's
         # audio, which assembly may already have read. This narrows a zombie's late overwrite to
@@ -211,11 +208,15 @@ def synthesize_batch(
         work = [w for w in work if w[0] in pending_now]
         if not work:
             continue
+        voicings: list[Voicing | None] = [  # after the look: one for each chunk still to write
+            None if layout is None or cast is None else Voicing(layout.voices[i], layout.speakers[i], book_rate)
+            for i, _, _ in work
+        ]
         # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
         with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
             durations = list(
                 pool.map(
-                    _store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
+                    store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
                     [w[2] for w in work], repeat(rate), voicings,
                 )
             )
@@ -239,5 +240,5 @@ def synthesize_batch(
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
     return BatchResult(
         produced, complete, billed=billed, model=params.model_id,
-        chapter_scope=params.chapter_scope,
+        chapter_scope=params.chapter_scope, qa=params.qa,
     )

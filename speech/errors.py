@@ -15,6 +15,7 @@
     ├── WireError                (speech.wire) a model-service request or frame stream out of format
     ├── EngineError              inference failed (torch or weight loading)
     │   └── WeightsError         voice weights missing or not in the expected shape
+    ├── RecognizerError          the speech-recognition check cannot run (speech.asr)
     └── AudioError
         ├── UnsupportedFormat    no encoder for a requested format
         └── EncodeError          the codec library failed
@@ -109,3 +110,8 @@ class UnsupportedFormat(AudioError):
 
 class EncodeError(AudioError):
     pass
+
+
+class RecognizerError(SpeechError):
+    """The speech-recognition check (``speech.asr``) cannot run: its model packages are missing
+    or the recognizer failed. A server failure, never the customer's."""

@@ -47,6 +47,8 @@ class Resources:
     dispatcher: Dispatcher
     # Hears what each synthesize batch billed: (model, characters); the composition root counts it.
     on_billed: Callable[[str, int], None] | None = None
+    # The QA check's speech recognizer (speech.asr.WhisperRecognizer; its models load on first use).
+    recognizer: Any = None
 
 
 class Lazy:

@@ -25,6 +25,8 @@ from scheduler.queue import (
     TASK_ASSEMBLE_AHEAD,
     TASK_EXPIRE,
     TASK_PLAN,
+    TASK_QA_CHECK,
+    TASK_QA_REDO,
     TASK_REAP,
     TASK_SYNTHESIZE,
     TASK_WEBHOOK,
@@ -60,6 +62,7 @@ def register(app: Celery, resources: Callable[[], Resources]) -> None:
     _resources = resources
     job_tasks: tuple[tuple[str, Callable[..., Any]], ...] = (
         (TASK_PLAN, plan), (TASK_SYNTHESIZE, synthesize), (TASK_ASSEMBLE, assemble), (TASK_ASSEMBLE_AHEAD, assemble_ahead),
+        (TASK_QA_CHECK, qa_check), (TASK_QA_REDO, qa_redo),
     )
     for name, body in job_tasks:
         app.task(name=name, base=JobTask, **RETRY)(body)
@@ -110,6 +113,18 @@ def synthesize(job_id: str, indices: list[int]) -> int:
         on_billed=res.on_billed,
         assemble_ahead=res.config.assembly_ahead,
     ))
+
+
+def qa_check(job_id: str, indices: list[int], attempt: int = 1) -> int:
+    res = _res()
+    return _run(lifecycle.qa_check(sessions=res.sessions, objects=res.objects, recognizer=res.recognizer,
+                                   job_id=uuid.UUID(job_id), indices=indices, attempt=attempt))
+
+
+def qa_redo(job_id: str, indices: list[int]) -> int:
+    res = _res()
+    return _run(lifecycle.qa_redo(sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer,
+                                  catalog=res.catalog, job_id=uuid.UUID(job_id), indices=indices))
 
 
 def assemble(job_id: str) -> bool:

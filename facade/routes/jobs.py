@@ -29,7 +29,7 @@ from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configur
 from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
-from scheduler import intake, lifecycle, retention, sources
+from scheduler import intake, lifecycle, qa, retention, sources
 from scheduler.casting import check_cast
 from scheduler.job_params import JobParams
 from scheduler.lexicons import for_request
@@ -49,7 +49,7 @@ from store.status import JobStatus
 router = APIRouter()
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
 EXPIRED: Final = "job audio has expired"
-_BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization")
+_BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization", "qa")
 _JSON_FORM_FIELDS: Final = ("chapters", "pauses", "cast")
 
 
@@ -189,7 +189,7 @@ def _has_speech(text: str, lang: str, *, normalize: bool) -> bool:
     )
 
 
-def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
+def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = False) -> intake.JobSpec:
     payload = _clean_controls(payload)
     given = payload.get("chapters")
     if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
@@ -208,6 +208,9 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
     skip = payload.get("skipFrontMatter", False)
     if not isinstance(skip, bool):
         raise e.ApiError(400, "skipFrontMatter must be a boolean")
+    check = payload.get("qa", qa_default)  # the account's default where the job does not say
+    if not isinstance(check, bool):
+        raise e.ApiError(400, "qa must be a boolean")
     chapters = None
     if payload.get("chapters") is not None:
         chapters = chapter_rules.check_given(payload["chapters"], len(req.text))
@@ -232,6 +235,7 @@ def _spec(services: Services, payload: dict[str, Any]) -> intake.JobSpec:
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
         delivery=_delivery(payload.get("delivery"), payload),
         cast=cast, cover_image=payload["cover"] if isinstance(payload.get("cover"), bytes) else None,
+        qa=check,
     )
 
 
@@ -312,6 +316,8 @@ def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key:
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
         )
         view = job_view(job)
+        if (job.params or {}).get("qa"):
+            view["qa"] = {"status": "pending"}  # what GET shows until the check ends
     configured(services.dispatcher).send_all(messages)  # only after the commit above
     return view, created
 
@@ -328,7 +334,7 @@ async def submit(
         payload = parse_json_body(await request.body())
     if not principal.may_use(endpoint="jobs"):
         raise e.ApiError(403, e.FORBIDDEN)
-    spec = _spec(services, payload)
+    spec = _spec(services, payload, qa_default=principal.qa_default)
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
     if not await services.offload(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
@@ -349,6 +355,10 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         if job.status == JobStatus.SUCCEEDED and JobParams.from_stored(job.params).delivery and not retention.is_expired(job):
             # the package's compliance report, one small object (scheduler.acx)
             view["compliance"] = json.loads(configured(services.objects).get_bytes(compliance_key(job_id)))
+        # The speech-recognition check's report (scheduler.qa): only for a job that asked for it.
+        checked = qa.report(configured(services.objects), job)
+        if checked is not None:
+            view["qa"] = checked
         return view
 
 

@@ -106,6 +106,18 @@ def set_limits(
         Console().print(f"{account.name}: limits updated", highlight=False, soft_wrap=True)
 
 
+@app.command("qa")
+def qa_default(
+    name: str = typer.Argument(...),
+    enabled: bool = typer.Option(..., "--on/--off", help="the speech-recognition check for jobs that do not say"),
+) -> None:
+    """Set the account's default for "qa" (the speech-recognition check of every book); a job's
+    own "qa" still wins."""
+    with reported_errors(), database_session(Settings()) as session:
+        account = db.set_qa_default(session=session, name=name, enabled=enabled)
+        Console().print(f"{account.name}: qa {'on' if account.qa_default else 'off'} by default", highlight=False, soft_wrap=True)
+
+
 @app.command()
 def disable(name: str = typer.Argument(...)) -> None:
     """Disable an account: its keys stop authenticating ("invalid subscription")."""

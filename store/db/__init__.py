@@ -12,6 +12,7 @@ from store.db.accounts import (
     get_account_by_name,
     list_accounts,
     set_limits,
+    set_qa_default,
     set_subscription,
 )
 from store.db.base import Base
@@ -77,6 +78,7 @@ __all__ = [
     "session_scope",
     "set_job_status",
     "set_limits",
+    "set_qa_default",
     "set_subscription",
     "translate_db_errors",
     "usage_totals",

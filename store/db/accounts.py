@@ -105,6 +105,14 @@ def set_limits(
     return account
 
 
+def set_qa_default(*, session: Session, name: str, enabled: bool) -> Account:
+    """Whether the account's jobs get the speech-recognition check when they do not say."""
+    account = get_account_by_name(session=session, name=name)
+    account.qa_default = enabled
+    session.flush()
+    return account
+
+
 def disable_account(*, session: Session, name: str) -> Account:
     """Disable an account: its keys stop authenticating (``InvalidSubscription``); rows are kept."""
     account = get_account_by_name(session=session, name=name)

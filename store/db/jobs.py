@@ -243,6 +243,22 @@ def mark_chunks_done(
     return [int(i) for i, _, _ in done if int(i) in pending]
 
 
+def set_chunk_duration(*, session: Session, job_id: uuid.UUID, index: int, duration_s: float) -> bool:
+    """A done chunk's audio was replaced (the QA check rendered it again): its new length, which
+    assembly's timeline reads. Only while the job runs; False when nothing was changed."""
+    status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
+    if status != "running":
+        return False
+    changed = session.execute(
+        update(JobChunk)
+        .where(JobChunk.job_id == job_id, JobChunk.index == index, JobChunk.status == "done")
+        .values(duration_s=float(duration_s), updated_at=func.now())
+        .execution_options(synchronize_session=False)
+    )
+    session.execute(update(Job).where(Job.id == job_id).values(updated_at=func.now()))
+    return bool(changed.rowcount)  # type: ignore[attr-defined]
+
+
 def audio_seconds_done(*, session: Session, job_id: uuid.UUID) -> float:
     """Seconds of audio synthesized so far (the progress a client sees while a job runs)."""
     total = session.scalar(

@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
 )
 from sqlalchemy.engine import Dialect
@@ -85,6 +86,8 @@ class Account(Base):
     allowed_endpoints: Mapped[list[str] | None]
     ws_connections_per_minute: Mapped[int] = mapped_column(default=60, server_default="60")
     webhook_secret: Mapped[str] = mapped_column(String(64), default=new_webhook_secret)
+    # Jobs that do not say "qa" get this (scheduler.qa: the speech-recognition check of a book).
+    qa_default: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
 
 

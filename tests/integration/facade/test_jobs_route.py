@@ -56,3 +56,32 @@ def test_the_limit_is_the_setting_and_messages_follow_the_commit(
         bogus = client.get("/v1/jobs?status=bogus", headers=auth)  # a 400 that names the statuses, not a 500
         assert (bogus.status_code, bogus.text) == (400, "status must be one of " + ", ".join(JOB_STATUSES))
     broker.close()
+
+
+def test_an_accounts_qa_default_applies_where_a_job_does_not_say(
+    db_sessionmaker: sessionmaker[Session], own_redis_url: str, tmp_path: Path,
+) -> None:
+    """``lector accounts qa NAME --on``: the account's jobs get the speech-recognition check
+    (their ``qa`` report shows it) unless a job says ``"qa": false``."""
+    import uuid
+
+    from store.db import set_qa_default
+    from tests.support.services import sessions_of
+
+    name = f"qa-default-{uuid.uuid4().hex[:8]}"
+    services, key = services_with_key(
+        db_sessionmaker, name, catalog=Catalog.load(), objects=LocalObjectStore(tmp_path),
+        dispatcher=Dispatcher(make_celery(own_redis_url)),
+    )
+    auth = {"Authorization": f"Bearer {key}"}
+    body = {"text": "A short book.", "speaker": "joe"}
+    with TestClient(create_app(lambda: (services, lambda: None))) as client:
+        plain = client.post("/v1/jobs", headers=auth, json=body).json()
+        assert "qa" not in plain
+        with sessions_of(db_sessionmaker)() as session:
+            set_qa_default(session=session, name=name, enabled=True)
+        defaulted = client.post("/v1/jobs", headers=auth, json=body).json()
+        assert defaulted["qa"] == {"status": "pending"}
+        assert client.get(f"/v1/jobs/{defaulted['id']}", headers=auth).json()["qa"] == {"status": "pending"}
+        declined = client.post("/v1/jobs", headers=auth, json={**body, "qa": False}).json()
+        assert "qa" not in declined

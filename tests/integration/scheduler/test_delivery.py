@@ -89,3 +89,30 @@ def test_a_private_target_is_refused_and_not_retried(db_sessionmaker: sessionmak
     with sessions() as session:
         (attempt,) = list_webhook_attempts(session=session, job_id=job_id)
         assert not attempt.delivered and "private or loopback" in (attempt.error or "")
+
+
+def test_a_checked_jobs_callback_carries_its_qa_report(db_sessionmaker: sessionmaker[Session], receiver: Receiver, tmp_path: Any) -> None:
+    """The webhook of a ``"qa": true`` job carries the report the API shows (``scheduler.qa.report``)."""
+    import json
+
+    from scheduler import qa
+    from scheduler.objects import qa_report_key
+    from store.objects.local import LocalObjectStore
+
+    sessions = scoped_sessions(db_sessionmaker)
+    receiver.status, receiver.received = 200, []
+    objects = LocalObjectStore(tmp_path / "objects")
+    with sessions() as session:
+        account = create_account(session=session, name=f"hook-{uuid.uuid4().hex[:8]}")
+        job, _ = create_job(session=session, account_id=account.id, request_hash=uuid.uuid4().hex,
+                            params={"speaker": "joe", "qa": True}, characters=10, webhook_url=receiver.url)
+        job.status, job.finished_at = "succeeded", datetime.now(UTC)
+        job_id = job.id
+    passage = {"chapter": "Chapter 2", "offsetSeconds": 61.5, "text": "A said.", "heard": "", "score": 1.0}
+    objects.put_bytes(qa_report_key(job_id), json.dumps({"checked": 3, "flagged": 1, "passages": [passage]}).encode())
+    outcome = delivery.deliver(sessions=sessions, job_id=job_id, attempt=1, audio_url=lambda job: None,
+                               allow_private=True, timeout_s=5, qa_report=lambda job: qa.report(objects, job))
+    assert outcome.delivered
+    (body, _), = receiver.received
+    sent = json.loads(body)["qa"]
+    assert sent["status"] == "done" and sent["flagged"] == 1 and sent["passages"] == [passage]

@@ -73,6 +73,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
 SERVER_FAILURES: frozenset[type[Exception]] = frozenset({
     speech_errors.SpeechError, speech_errors.CatalogError, speech_errors.PhonemizerError,
     speech_errors.EngineError, speech_errors.WeightsError, speech_errors.AudioError, speech_errors.EncodeError,
+    speech_errors.RecognizerError,
     wire.WireError, store_errors.StoreError, store_errors.ObjectStoreError, store_errors.ObjectStoreUnavailable,
     store_errors.AuthError, scheduler_errors.SchedulerError,
 })

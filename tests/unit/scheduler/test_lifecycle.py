@@ -52,3 +52,22 @@ def test_with_assembly_ahead_a_chapter_scope_batch_that_did_something_lets_assem
 def test_an_announcement_is_a_webhook_attempt_with_its_backoff() -> None:
     assert lifecycle.announce(JOB) == Message(TASK_WEBHOOK, (str(JOB), 1))
     assert lifecycle.announce(JOB, 3, countdown=40.0) == Message(TASK_WEBHOOK, (str(JOB), 3), 40.0)
+
+
+def test_a_checked_job_hears_each_batch_on_the_cpu_queue_and_never_assembles_from_synthesis() -> None:
+    """With ``qa``, the check's last verdict sends the job to assembly (``lifecycle.qa_check``),
+    and a chapter-scope job does not assemble ahead of a chunk the check may render again."""
+    from scheduler.queue import QUEUE_CPU, QUEUE_SYNTH, ROUTES, TASK_QA_CHECK, TASK_QA_REDO
+
+    checked = BatchResult(3, complete=True, qa=True, chapter_scope=True)
+    assert lifecycle.after_batch(JOB, checked, [], assemble_ahead=True, indices=[4, 5, 6]) == [
+        Message(TASK_QA_CHECK, (str(JOB), [4, 5, 6], 1)),
+    ]
+    running = BatchResult(2, complete=False, qa=True, chapter_scope=True)
+    assert lifecycle.after_batch(JOB, running, [[8, 9]], assemble_ahead=True, indices=[6, 7]) == [
+        Message(TASK_QA_CHECK, (str(JOB), [6, 7], 1)),
+        Message(TASK_SYNTHESIZE, (str(JOB), [8, 9])),
+    ]
+    canceled = BatchResult(1, complete=False, canceled=True, qa=True)
+    assert lifecycle.after_batch(JOB, canceled, [[7]], indices=[6]) == []
+    assert ROUTES[TASK_QA_CHECK] == QUEUE_CPU and ROUTES[TASK_QA_REDO] == QUEUE_SYNTH

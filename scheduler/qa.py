@@ -1,0 +1,256 @@
+"""The speech-recognition check of a book (``"qa": true``): every chunk heard, scored, rendered
+again once when it fails, and what still fails reported with where it is in the book.
+
+The steps, each an idempotent task (``scheduler.lifecycle`` decides which follows):
+
+1. ``check_chunks`` (queue ``cpu``, after each synthesize batch): each chunk's stored audio is
+   transcribed (``speech.asr``) and scored against its own text. A pass is final; a failure on the
+   first look asks for a second rendering.
+2. ``redo_chunks`` (queue ``synth``, where the engine is): the failed chunks are synthesized again
+   with another strategy, sentence by sentence and 10% slower (a batch's padding, a long
+   sentence's attention, a rushed word are the usual culprits), over the same keys. Not billed:
+   the customer pays for the book once.
+3. ``check_chunks`` again (``attempt=2``): the verdict is final either way.
+4. ``finish``: once every chunk is done and has a final verdict, the report is written
+   (``qa_report_key``) and the job goes on to assembly. Its passages carry the chapter and the
+   time offset in the book, computed from the plan's pauses and the chunks' lengths, the same
+   timeline assembly uses (``scheduler.timeline``).
+
+Verdicts live in the object store, one per chunk under a deterministic key, so a repeated task
+finds what was already heard and hears only the rest. While the check runs, chapter-scope jobs do
+not assemble ahead: a chunk rendered again would change what was already measured.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import numpy as np
+
+from scheduler import delivery
+from scheduler.casting import Cast
+from scheduler.job_params import JobParams
+from scheduler.objects import (
+    chunk_audio_key,
+    chunk_meta_key,
+    plan_key,
+    qa_chunk_key,
+    qa_chunk_prefix,
+    qa_report_key,
+)
+from scheduler.planning import Layout
+from scheduler.synthesis import Voicing, store_chunk
+from scheduler.timeline import Timeline
+from speech.asr import score, threshold
+from speech.synthesizer import BatchSynthesizer, Controls, prepare
+from speech.voices.catalog import VoiceCatalog
+from store.db import jobs as job_repo
+from store.db.models import Job
+from store.db.session import SessionFactory
+from store.objects.base import ObjectStore
+from store.status import JobStatus
+
+REDO_SLOWER: Final = 1.1  # the second rendering's time scale, on top of the job's own
+
+QaReport = delivery.QaReport
+
+
+class Recognizer(Protocol):
+    """What the check asks of a speech recogniser (``speech.asr.WhisperRecognizer`` is one)."""
+
+    def transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    heard: int  # chunks transcribed by this call
+    redo: list[int]  # chunks to render again
+    canceled: bool = False
+
+
+def _job(sessions: SessionFactory, job_id: uuid.UUID) -> Job:
+    with sessions() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        session.expunge(job)
+        return job
+
+
+def _verdict(objects: ObjectStore, job_id: uuid.UUID, index: int) -> dict[str, Any] | None:
+    key = qa_chunk_key(job_id, index)
+    if not objects.exists(key):
+        return None
+    found: dict[str, Any] = json.loads(objects.get_bytes(key))
+    return found
+
+
+def _hear(objects: ObjectStore, recognizer: Recognizer, job_id: uuid.UUID, index: int, lang: str) -> dict[str, Any]:
+    meta = json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
+    pcm = np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
+    samples = pcm.astype(np.float32) * np.float32(1.0 / 32767.0)
+    started = time.process_time()
+    heard = recognizer.transcribe(samples, int(meta["sample_rate"]), lang)
+    cpu_s = time.process_time() - started
+    result = score(meta.get("text", ""), heard, lang)
+    return {
+        "index": index,
+        "text": meta.get("text", ""),
+        "heard": heard,
+        "metric": result.metric,
+        "score": round(result.rate, 4),
+        "missingRun": result.missing_run,
+        "referenceTokens": result.reference_tokens,
+        "passed": not result.fails(threshold(lang)),
+        "audioSeconds": len(pcm) / int(meta["sample_rate"]),
+        "asrCpuSeconds": round(cpu_s, 3),
+    }
+
+
+def check_chunks(
+    *, sessions: SessionFactory, objects: ObjectStore, recognizer: Recognizer, job_id: uuid.UUID, indices: list[int], attempt: int
+) -> CheckResult:
+    """Hear ``indices`` (done chunks); the first look asks for a redo of what fails, the second is
+    final. A chunk already judged at this attempt is not heard again."""
+    job = _job(sessions, job_id)
+    if job.status != JobStatus.RUNNING:
+        return CheckResult(0, [], canceled=job.status == JobStatus.CANCELED)
+    lang = JobParams.from_stored(job.params).lang or "en"
+    heard, redo = 0, []
+    for index in indices:
+        earlier = _verdict(objects, job_id, index)
+        if earlier is not None and (earlier["final"] or earlier["attempt"] >= attempt):
+            if not earlier["final"]:
+                redo.append(index)  # judged, but its redo was lost (a resumed job): ask again
+            continue
+        verdict = _hear(objects, recognizer, job_id, index, lang)
+        heard += 1
+        verdict["attempt"] = attempt
+        verdict["final"] = verdict["passed"] or attempt >= 2
+        if attempt >= 2:
+            verdict["resynthesized"] = True
+            if earlier is not None:
+                verdict["firstScore"] = earlier["score"]
+                verdict["asrCpuSeconds"] = round(verdict["asrCpuSeconds"] + earlier.get("asrCpuSeconds", 0.0), 3)
+        if not verdict["final"]:
+            redo.append(index)
+        objects.put_bytes(qa_chunk_key(job_id, index), json.dumps(verdict).encode(), content_type="application/json")
+    return CheckResult(heard, redo)
+
+
+def redo_chunks(
+    *, sessions: SessionFactory, objects: ObjectStore, synthesizer: BatchSynthesizer, catalog: VoiceCatalog, job_id: uuid.UUID, indices: list[int]
+) -> list[int]:
+    """Render the failed chunks again, sentence by sentence and slower, over their keys; not
+    billed. Returns the chunks rendered (those a first look failed and still waiting)."""
+    job = _job(sessions, job_id)
+    if job.status != JobStatus.RUNNING:
+        return []
+    params = JobParams.from_stored(job.params)
+    voice = catalog.resolve(params.model_id, params.speaker, params.lang)
+    controls = Controls(
+        time_scale=(params.time_scale or 1.0) * REDO_SLOWER,
+        speed_alpha=params.speed_alpha,
+        model_id=params.model_id,
+    )
+    # A cast book's chunk is read again by its own voice, brought to the book's rate as before.
+    cast = Cast.from_params(params)
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None else None
+    book_rate = 0 if cast is None else synthesizer.engine(catalog.resolve(params.model_id, cast.narrator, params.lang)).sample_rate
+    done: list[int] = []
+    for index in indices:
+        verdict = _verdict(objects, job_id, index)
+        if verdict is None or verdict["final"]:
+            continue
+        meta = json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
+        text = meta.get("text", "")
+        sentences = prepare(text, params.lang, normalize_text=params.normalize)
+        speaking = voice if layout is None else catalog.resolve(params.model_id, layout.voices[index], params.lang)
+        pieces = [piece for sentence in sentences for piece in synthesizer.synthesize(speaking, [sentence], controls)]
+        if not pieces:
+            continue
+        voicing = None if layout is None else Voicing(layout.voices[index], layout.speakers[index], book_rate)
+        duration = store_chunk(objects, job_id, index, text, pieces, pieces[0].sample_rate, voicing)
+        with sessions() as session:
+            if not job_repo.set_chunk_duration(session=session, job_id=job_id, index=index, duration_s=duration):
+                return done  # the job ended meanwhile
+        done.append(index)
+    return done
+
+
+def finish(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> bool:
+    """Write the report once every chunk is done and judged; True when the job may be assembled
+    (a twin call may also say so: assembly is idempotent)."""
+    job = _job(sessions, job_id)
+    if job.status != JobStatus.RUNNING or job.chunks_total == 0 or job.chunks_done < job.chunks_total:
+        return False
+    verdicts = [json.loads(objects.get_bytes(key)) for key in sorted(objects.iter_keys(qa_chunk_prefix(job_id)))]
+    if len(verdicts) < job.chunks_total or not all(v["final"] for v in verdicts):
+        return False
+    with sessions() as session:
+        durations = job_repo.chunk_durations(session=session, job_id=job_id)
+    report = _build_report(objects, job_id, JobParams.from_stored(job.params), verdicts, durations)
+    objects.put_bytes(qa_report_key(job_id), json.dumps(report).encode(), content_type="application/json")
+    return True
+
+
+def _build_report(
+    objects: ObjectStore, job_id: uuid.UUID, params: JobParams, verdicts: list[dict[str, Any]],
+    durations: list[float | None],
+) -> QaReport:
+    """The customer's report: totals, and each passage that failed after its second rendering
+    with its chapter, its offset in the book and in the chapter, its text, what was heard and
+    its score."""
+    lang = params.lang or "en"
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    timeline = Timeline.build(rate, layout.pauses_ms, [int(round((d or 0.0) * rate)) for d in durations])
+    marks = sorted(layout.chapters, key=lambda mark: mark.chunk)
+    passages = []
+    for verdict in sorted(verdicts, key=lambda v: v["index"]):
+        if verdict["passed"]:
+            continue
+        index = int(verdict["index"])
+        offset = timeline.offsets[index] / rate
+        chapter = next((m for m in reversed(marks) if m.chunk <= index), None)
+        chapter_start = 0.0
+        if chapter is not None and chapter.chunk > 0:
+            chapter_start = (timeline.offsets[chapter.chunk] - timeline.pauses[chapter.chunk]) / rate
+        passages.append({
+            "chapter": chapter.title if chapter is not None else None,
+            "offsetSeconds": round(offset, 2),
+            "chapterOffsetSeconds": round(offset - chapter_start, 2),
+            "durationSeconds": round(timeline.length(index) / rate, 2),
+            "chunk": index,
+            "text": verdict["text"],
+            "heard": verdict["heard"],
+            "metric": verdict["metric"],
+            "score": verdict["score"],
+            "missingWords" if lang != "ja" else "missingCharacters": verdict["missingRun"],
+        })
+    limit = threshold(lang)
+    return {
+        "checked": len(verdicts),
+        "resynthesized": sum(1 for v in verdicts if v.get("resynthesized")),
+        "flagged": len(passages),
+        "metric": "wer" if lang == "en" else "cer",
+        "threshold": {"score": limit.rate, "missingRun": limit.missing_run},
+        "model": "whisper-tiny.en" if lang == "en" else "whisper-base",
+        "audioSeconds": round(sum(v["audioSeconds"] for v in verdicts), 2),
+        "asrCpuSeconds": round(sum(v["asrCpuSeconds"] for v in verdicts), 2),
+        "passages": passages,
+    }
+
+
+def report(objects: ObjectStore, job: Job) -> QaReport | None:
+    """A job's QA report for the API and the webhook: None for a job that did not ask for the
+    check, ``{"status": "pending"}`` until it is written."""
+    if not JobParams.from_stored(job.params).qa:
+        return None
+    key = qa_report_key(job.id)
+    if not objects.exists(key):
+        return {"status": "pending"}
+    found: QaReport = json.loads(objects.get_bytes(key))
+    return {"status": "done", **found}

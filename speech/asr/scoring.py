@@ -1,0 +1,251 @@
+"""How far what Whisper heard is from what a chunk should have said, and whether that is a defect.
+
+Both sides are normalised the same way before they are compared, so that spelling choices the
+ear cannot hear are not errors:
+
+- English (word error rate): lector's own English front-end first (Whisper writes "4:30 pm", "$5",
+  "km" as a person would, the reference may say "16:30"), then lower case, digits as words, no
+  punctuation, hyphens as spaces, and a few compounds joined ("half time" / "halftime").
+- Every other language (character error rate; Japanese has no spaces, and a word rate punishes
+  one wrong letter as hard as a missing word): NFKC, case-folded, no punctuation, symbols or
+  spaces, plus per-script folds for spellings Whisper varies on (Arabic hamza seats and harakat,
+  Devanagari nukta and chandrabindu, Urdu letters with Arabic twins, Japanese as its hiragana
+  reading).
+
+A chunk fails on either of two rules, calibrated by ``bench/qa.py`` (English, ``joe``: no clean
+chunk over a word error rate of 0.11 or with more than one word missing in a row; all 64
+dropped sentences of 11 to 18 words caught):
+
+- its error rate is over its language's threshold (garbled or mumbled speech), or
+- a run of consecutive reference tokens is missing from what was heard (a dropped sentence).
+  A rate alone misses that: one sentence of a 600-character chunk is about an eighth of its
+  words, within the noise of a clean chunk, but clean speech never loses six words in a row.
+
+A third rule, a run of words heard as other words (three words swapped for others is a 4% word
+error rate, under any usable rate), is available but off: clean ``joe`` chunks at 0.9x speed
+had runs of three (homophones, run-together words), so it would cost false alarms, and the
+target is under one an hour.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from num2words import num2words
+
+WORD_LANGS: Final = frozenset({"en"})
+CHARACTER_RUN_LANGS: Final = frozenset({"ja"})  # no spaces: runs are counted in characters
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """A chunk fails over ``rate``, with ``missing_run`` consecutive reference tokens unheard, or
+    with ``wrong_run`` consecutive reference tokens unheard or heard as others (0: not used)."""
+
+    rate: float
+    missing_run: int
+    wrong_run: int = 0
+
+
+# Rates over words in English, characters elsewhere; runs in words but in Japanese (characters).
+THRESHOLDS: Final[dict[str, Threshold]] = {
+    "en": Threshold(rate=0.25, missing_run=6),
+    "ja": Threshold(rate=0.35, missing_run=12),
+}
+DEFAULT_THRESHOLD: Final = Threshold(rate=0.30, missing_run=6)
+
+
+def threshold(lang: str) -> Threshold:
+    return THRESHOLDS.get(lang, DEFAULT_THRESHOLD)
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    metric: str  # "wer" or "cer"
+    rate: float  # edits / reference tokens
+    missing_run: int  # the longest run of consecutive reference tokens that was not heard
+    reference_tokens: int
+    wrong_run: int = 0  # the longest run of consecutive reference tokens not heard as written
+
+    def fails(self, limit: Threshold) -> bool:
+        return (
+            self.rate > limit.rate
+            or self.missing_run >= limit.missing_run
+            or (limit.wrong_run > 0 and self.wrong_run >= limit.wrong_run)
+        )
+
+
+# --- normalisation ----------------------------------------------------------------------------
+
+_COMPOUNDS: Final = ("half time", "sea shells", "sea shore", "a m", "p m")
+# Spellings that sound the same: Whisper writes American English and picks one homophone. Folded
+# on both sides, so "four" and "for" agreeing costs nothing a listener would notice.
+_SPELLING: Final = (
+    (re.compile(r"(?<=\w\w)our\b"), "or"),  # harbour, colour
+    (re.compile(r"(?<=\w\w)tre\b"), "ter"),  # theatre, centre
+    (re.compile(r"(?<=\w\w\w)is(e|ed|es|ing)\b"), r"iz\1"),  # realise, organised
+)
+_HOMOPHONES: Final = {"two": "to", "too": "to", "four": "for", "there": "their", "they're": "their"}
+_CLOCK: Final = re.compile(r"\b(\d{1,2})\.(\d{2})\s*([ap]\.?m\.?)?(?=\W|$)")
+
+
+def _english(text: str) -> str:
+    from speech.text import normalize
+
+    # Whisper writes clock times British style ("4.30pm"): the same time as "4:30 pm".
+    text = _CLOCK.sub(lambda m: f"{m[1]}:{m[2]} {m[3] or ''}", text)
+    text = normalize(text, "en").lower().replace("%", " percent").replace("&", " and ")
+    text = re.sub(r"(\d),(\d{3})", r"\1\2", text)
+    text = re.sub(
+        r"\d+(\.\d+)?",
+        lambda m: " " + num2words(float(m.group()) if "." in m.group() else int(m.group())) + " ",
+        text,
+    )
+    text = re.sub(r"[^a-z' ]+", " ", text.replace("-", " "))
+    text = re.sub(r"\s+", " ", text).strip()
+    for compound in _COMPOUNDS:
+        text = text.replace(compound, compound.replace(" ", ""))
+    for pattern, replacement in _SPELLING:
+        text = pattern.sub(replacement, text)
+    return " ".join(_HOMOPHONES.get(word, word) for word in text.split())
+
+
+_ARABIC_FOLDS: Final = str.maketrans(
+    {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي", "ـ": None}
+)
+_DEVANAGARI_FOLDS: Final = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu
+_URDU_FOLDS: Final = str.maketrans({"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None})
+
+
+def script(text: str) -> str:
+    """The script most letters of ``text`` are in: ``latin``, ``arabic``, ``devanagari``,
+    ``japanese`` or ``other`` (``""`` for text without letters)."""
+    counts: dict[str, int] = {}
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        name = unicodedata.name(ch, "")
+        if name.startswith("LATIN"):
+            key = "latin"
+        elif name.startswith("ARABIC"):
+            key = "arabic"
+        elif name.startswith("DEVANAGARI"):
+            key = "devanagari"
+        elif name.startswith(("CJK", "HIRAGANA", "KATAKANA")):
+            key = "japanese"
+        else:
+            key = "other"
+        counts[key] = counts.get(key, 0) + 1
+    return max(counts, key=counts.__getitem__) if counts else ""
+
+
+@functools.cache
+def _kakasi() -> Any:
+    import pykakasi
+
+    return pykakasi.kakasi()  # type: ignore[no-untyped-call]  # pykakasi ships no annotations
+
+
+def _hiragana(text: str) -> str:
+    with _lock:  # one converter per process, not thread-safe
+        return "".join(item["hira"] for item in _kakasi().convert(text))
+
+
+def characters(text: str, lang: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    if lang == "ja":
+        text = _hiragana(text)
+    text = text.casefold()
+    kept = []
+    for ch in text:
+        category = unicodedata.category(ch)
+        if category[0] in "PSZC":
+            continue
+        if lang == "ar" and category == "Mn":  # harakat, shadda, sukun, dagger alef
+            continue
+        kept.append(ch)
+    text = unicodedata.normalize("NFC", "".join(kept))
+    if lang == "ar":
+        text = text.translate(_ARABIC_FOLDS)
+    elif lang == "hi":
+        if script(text) == "arabic":  # Whisper base, forced to Hindi, mostly writes Urdu
+            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS)
+        else:
+            text = text.translate(_DEVANAGARI_FOLDS)
+    return text
+
+
+def normalise(text: str, lang: str) -> str:
+    """The string that is compared: words separated by single spaces for English, characters
+    without spaces elsewhere."""
+    return _english(text) if lang in WORD_LANGS else characters(text, lang)
+
+
+def tokens(text: str, lang: str) -> list[str]:
+    normalised = normalise(text, lang)
+    return normalised.split() if lang in WORD_LANGS else list(normalised)
+
+
+# --- alignment --------------------------------------------------------------------------------
+
+
+def align(reference: Sequence[str], heard: Sequence[str]) -> tuple[int, int, int]:
+    """(edits, longest run of deleted reference tokens, longest run of reference tokens not
+    heard as written: deleted or replaced) of a minimal Levenshtein alignment.
+
+    Among alignments with the fewest edits, the traceback prefers a match or substitution, then
+    an insertion, then a deletion, so a run of deletions is reported only where no cheaper
+    reading exists. Words heard in addition neither end nor extend a run."""
+    n, m = len(reference), len(heard)
+    cost = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        cost[i][0] = i
+    for j in range(m + 1):
+        cost[0][j] = j
+    for i in range(1, n + 1):
+        row, above = cost[i], cost[i - 1]
+        ref = reference[i - 1]
+        for j in range(1, m + 1):
+            row[j] = min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (ref != heard[j - 1]))
+    i, j = n, m
+    deleted = wrong = longest_deleted = longest_wrong = 0
+    while i or j:
+        if i and j and cost[i][j] == cost[i - 1][j - 1] + (reference[i - 1] != heard[j - 1]):
+            deleted = 0
+            wrong = wrong + 1 if reference[i - 1] != heard[j - 1] else 0
+            i, j = i - 1, j - 1
+        elif j and cost[i][j] == cost[i][j - 1] + 1:
+            j -= 1
+        else:  # a reference token nobody said
+            deleted, wrong, i = deleted + 1, wrong + 1, i - 1
+        longest_deleted, longest_wrong = max(longest_deleted, deleted), max(longest_wrong, wrong)
+    return cost[n][m], longest_deleted, longest_wrong
+
+
+def words(text: str, lang: str) -> list[str]:
+    """The words of a language written with spaces, each normalised as :func:`characters`."""
+    return [word for word in (characters(piece, lang) for piece in text.split()) if word]
+
+
+def score(reference: str, heard: str, lang: str) -> Score:
+    """The chunk's error rate and longest unheard run; an empty reference scores zero.
+
+    Outside English the rate is over characters, but runs are counted in words wherever the
+    language is written with spaces (all but Japanese): a character alignment lines up stray
+    letters of a dropped sentence with its neighbours' and cuts the run short (a Spanish sentence
+    of 75 characters came out as a run of 16)."""
+    ref, hyp = tokens(reference, lang), tokens(heard, lang)
+    metric = "wer" if lang in WORD_LANGS else "cer"
+    if not ref:
+        return Score(metric, 0.0, 0, 0, 0)
+    edits, run, wrong = align(ref, hyp)
+    if lang not in WORD_LANGS and lang not in CHARACTER_RUN_LANGS:
+        _, run, wrong = align(words(reference, lang), words(heard, lang))
+    return Score(metric, edits / len(ref), run, len(ref), wrong)

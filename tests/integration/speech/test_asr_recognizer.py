@@ -1,0 +1,30 @@
+"""speech.asr.WhisperRecognizer with its real model (Whisper tiny.en from its registry package):
+the real voice's sentence is heard as written, on a thread below the process's priority."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from speech.asr import WhisperRecognizer, score, threshold
+from speech.synthesizer import prepare
+
+pytestmark = [pytest.mark.slow]
+SENTENCE = "The ferry left the harbour an hour late because the fog would not lift."
+
+
+def test_joe_is_heard_as_written_on_a_lower_priority_thread(vits_engine: Any, tmp_path: Path) -> None:
+    (chunk,) = vits_engine.synthesize(prepare(SENTENCE, "en"))
+    recognizer = WhisperRecognizer(cache_root=tmp_path, cpu_threads=1, niceness=3)
+    heard = recognizer.transcribe(chunk.samples, chunk.sample_rate, "en")
+    assert not score(SENTENCE, heard, "en").fails(threshold("en")), heard
+    if hasattr(os, "setpriority"):
+        pool = recognizer._thread  # noqa: SLF001 - the recognizer's own thread
+        assert pool is not None
+        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        theirs = pool.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
+        assert theirs == min(mine + 3, 19)

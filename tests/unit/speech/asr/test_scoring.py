@@ -1,0 +1,87 @@
+"""The QA check's scores: what counts as heard, and the three rules that fail a chunk."""
+
+from __future__ import annotations
+
+import pytest
+
+from speech.asr.scoring import DEFAULT_THRESHOLD, Threshold, align, normalise, score, threshold
+
+CHUNK = (
+    "The ferry left the harbour an hour late because the fog would not lift. "
+    "Margaret counted the jars on the pantry shelf and found that two were missing. "
+    "Nobody in the village remembered when the old mill had last turned its wheel. "
+    "He folded the letter twice, slipped it into his coat, and walked out into the rain. "
+    "The children ran down to the river to see whether the ice had finally broken. "
+    "Our train stopped at every small station between the city and the coast."
+)  # six sentences, about a chunk's length (scheduler.planning.CHUNK_CHARS)
+SECOND = "Margaret counted the jars on the pantry shelf and found that two were missing. "
+
+
+def test_spelling_the_ear_cannot_hear_is_not_an_error() -> None:
+    assert normalise("They met at 4.30pm, 20 minutes late!", "en") == normalise(
+        "They met at 4:30 pm, twenty minutes late.", "en"
+    )
+    heard = CHUNK.replace("two were", "2 were").replace(",", "").upper()
+    result = score(CHUNK, heard, "en")
+    assert result.rate == 0.0 and result.missing_run == 0 and result.wrong_run == 0
+    assert not result.fails(threshold("en"))
+
+
+def test_a_dropped_sentence_fails_the_chunk_though_its_word_error_rate_is_low() -> None:
+    result = score(CHUNK, CHUNK.replace(SECOND, ""), "en")
+    assert result.rate < threshold("en").rate  # the rate alone would pass it
+    assert result.missing_run == len(normalise(SECOND, "en").split())
+    assert result.fails(threshold("en"))
+
+
+def test_a_run_of_words_heard_as_others_is_measured_and_fails_only_where_that_rule_is_on() -> None:
+    assert not score(CHUNK, CHUNK.replace("jars", "stars"), "en").fails(threshold("en"))
+    garbled = score(CHUNK, CHUNK.replace("on the pantry shelf", "pelican marble quietly shelf"), "en")
+    assert garbled.wrong_run == 3 and garbled.missing_run == 0
+    assert not garbled.fails(threshold("en"))  # off in English: clean speech had runs of three (bench/qa.py)
+    assert garbled.fails(Threshold(rate=0.25, missing_run=6, wrong_run=3))
+
+
+def test_mumbled_speech_fails_on_its_rate() -> None:
+    heard = " ".join(word if i % 3 else "uh" for i, word in enumerate(CHUNK.split()))
+    result = score(CHUNK, heard, "en")
+    assert result.rate > threshold("en").rate and result.fails(threshold("en"))
+
+
+def test_words_heard_in_addition_do_not_make_a_missing_run() -> None:
+    edits, deleted, wrong = align(list("abcdef"), list("abcXYZdef"))
+    assert (edits, deleted, wrong) == (3, 0, 0)
+    assert align(list("abcdef"), list("af")) == (4, 4, 4)
+
+
+@pytest.mark.parametrize("lang", ["fr", "ja"])
+def test_other_languages_score_characters(lang: str) -> None:
+    text = {"fr": "Nous avons acheté du pain ce matin.", "ja": "私は毎朝コーヒーを飲みます。"}[lang]
+    clean = score(text, text.rstrip(".。") + " ", lang)
+    assert clean.metric == "cer" and clean.rate == 0.0
+    half = score(text, text[: len(text) // 3], lang)
+    assert half.fails(threshold(lang))
+
+
+def test_arabic_and_hindi_spellings_fold() -> None:
+    assert normalise("أَكَلَ الوَلَدُ", "ar") == normalise("اكل الولد", "ar")
+    assert threshold("xx") == DEFAULT_THRESHOLD
+
+
+def test_an_empty_reference_scores_zero() -> None:
+    result = score("...", "anything at all", "en")
+    assert result.rate == 0.0 and not result.fails(threshold("en"))
+
+
+def test_a_dropped_spanish_sentence_is_a_run_of_missing_words() -> None:
+    """Outside English the rate is over characters but runs count words (but in Japanese)."""
+    chunk = (
+        "Ella escribió su nombre en la primera página del diario y lo escondió bajo la cama. "
+        "El museo cierra pronto los domingos, así que conviene llegar antes de comer. "
+        "Un zorro cruzó el campo al amanecer y desapareció entre los arbustos sin hacer ruido."
+    )
+    dropped = "El museo cierra pronto los domingos, así que conviene llegar antes de comer. "
+    result = score(chunk, chunk.replace(dropped, ""), "es")
+    assert result.metric == "cer" and result.missing_run == len(dropped.split())
+    assert result.fails(threshold("es"))
+    assert not score(chunk, chunk.replace("zorro", "sorro"), "es").fails(threshold("es"))
