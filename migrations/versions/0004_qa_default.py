@@ -2,7 +2,7 @@
 (``accounts.qa_default``; a job's own ``"qa"`` still wins).
 
 Revision ID: 0004_qa_default
-Revises: 0002
+Revises: 0003_lexicons
 Create Date: 2026-11-25
 """
 
