@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from scheduler import ahead, assembly, delivery, intake, parallel, planning, qa, reaper, synthesis, webhooks
 from scheduler.errors import job_error
+from scheduler.job_params import JobParams
 from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_ASSEMBLE_AHEAD,
@@ -127,7 +128,7 @@ def plan(
             session=session, objects=objects, job_id=job_id, batch_chars=batch_chars, window=window
         )
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        checked, total = bool((job.params or {}).get("qa")), job.chunks_total
+        checked, total = JobParams.from_stored(job.params).qa, job.chunks_total
     if not batches and checked:  # resumed with every chunk done: the check goes first
         return Step(0, [Message(TASK_QA_CHECK, (str(job_id), list(range(total)), 1))])
     return Step(len(batches), after_plan(job_id, batches))

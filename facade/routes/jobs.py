@@ -316,7 +316,7 @@ def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key:
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
         )
         view = job_view(job)
-        if (job.params or {}).get("qa"):
+        if JobParams.from_stored(job.params).qa:
             view["qa"] = {"status": "pending"}  # what GET shows until the check ends
     configured(services.dispatcher).send_all(messages)  # only after the commit above
     return view, created

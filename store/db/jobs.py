@@ -247,11 +247,11 @@ def set_chunk_duration(*, session: Session, job_id: uuid.UUID, index: int, durat
     """A done chunk's audio was replaced (the QA check rendered it again): its new length, which
     assembly's timeline reads. Only while the job runs; False when nothing was changed."""
     status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
-    if status != "running":
+    if status != JobStatus.RUNNING:
         return False
     changed = session.execute(
         update(JobChunk)
-        .where(JobChunk.job_id == job_id, JobChunk.index == index, JobChunk.status == "done")
+        .where(JobChunk.job_id == job_id, JobChunk.index == index, JobChunk.status == ChunkStatus.DONE)
         .values(duration_s=float(duration_s), updated_at=func.now())
         .execution_options(synchronize_session=False)
     )
