@@ -77,6 +77,10 @@ class Account(Base):
 
     __tablename__ = "accounts"
     __table_args__ = (CheckConstraint(_in("status", ACCOUNT_STATUSES), name="status"),)
+    # Server defaults are read when first used, not RETURNed by the INSERT: an insert then names
+    # only the columns it sets, so code that writes accounts also works on a schema migrated to
+    # an earlier revision (the usage rollup's migration test writes rows before 0002).
+    __mapper_args__ = {"eager_defaults": False}
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     name: Mapped[str] = mapped_column(String(200), unique=True)
@@ -87,7 +91,7 @@ class Account(Base):
     ws_connections_per_minute: Mapped[int] = mapped_column(default=60, server_default="60")
     webhook_secret: Mapped[str] = mapped_column(String(64), default=new_webhook_secret)
     # Jobs that do not say "qa" get this (scheduler.qa: the speech-recognition check of a book).
-    qa_default: Mapped[bool] = mapped_column(default=False, server_default=false())
+    qa_default: Mapped[bool] = mapped_column(server_default=false())  # no client default: rows written before 0004 omit it
     created_at: Mapped[datetime] = mapped_column(server_default=func.now())
 
 

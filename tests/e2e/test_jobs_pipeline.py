@@ -184,7 +184,7 @@ def test_a_cast_book_mixes_voices_of_different_rates_into_a_tagged_m4b(env: dict
     cover = png()
     cast = {"narrator": "joe", "characters": {"Elizabeth": {"voice": "nora", "aliases": []}}, "dialogue": "joe"}
     spec = intake.JobSpec(text=book, speaker="joe", model_id="coda", lang="en", format="m4b", title="Walk",
-                          author="A. Writer", cover=cover, cast=cast)
+                          author="A. Writer", cover_image=cover, cast=cast)
     with env["sessions"]() as session:
         job_id = intake.submit_job(session=session, objects=env["objects"], account_id=env["account"], spec=spec)[0].id
     engines = {"joe": ToneEngine(), "nora": ToneEngine()}

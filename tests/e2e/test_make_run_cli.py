@@ -202,6 +202,29 @@ def test_the_readme_commands_work_as_written(lector_run, data_dir: Path, clone: 
         assert mp3.format.name == "mp3" and mp3.duration > 0
 
 
+def test_the_readme_producer_commands_work_as_written(lector_run, data_dir: Path, clone: Path) -> None:  # type: ignore[no-untyped-def]
+    """README's "Producing an audiobook": the lexicon, the SSML request and the cast job, run as
+    printed (the port aside). The cast job is only submitted here; it is canceled after."""
+    api_url = json.loads((data_dir / "run.json").read_text())["api_url"]
+    block = _readme_block("sh", "# 1. a pronunciation lexicon").replace("http://127.0.0.1:8000", api_url)
+    script = "KEY=$(cat .lector/dev-api-key)\n" + block
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, env=_shell_env(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    stored, phonemized, job = answers[0], answers[1], answers[-1]
+    assert stored["name"] == "names" and stored["version"] >= 1, stored
+    assert phonemized["changes"], phonemized  # the lexicon changed what is said
+    changed = {c["word"]: c for c in phonemized["changes"]}
+    assert changed["Nguyen"]["phonemes"] == "wɪn" and changed["NYC"]["alias"] == "New York City", phonemized
+    with av.open(str(clone / "ssml.mp3")) as spoken:  # the SSML request: speech, with its 700 ms break
+        assert spoken.duration / 1_000_000 > 3
+    assert job["status"] == "queued" and job["cast"]["characters"]["Mrs. Bennet"]["voice"] == "nora", job
+    assert job["format"] == "m4b" and job["qa"] == {"status": "pending"}, job
+    canceled = cli(data_dir, "jobs", "cancel", job["id"][:8])
+    assert canceled.returncode == 0, canceled.stderr
+
+
 def test_a_stopped_service_is_one_line(lector_run, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
     os.killpg(lector_run.pid, signal.SIGTERM)
     lector_run.wait(timeout=60)

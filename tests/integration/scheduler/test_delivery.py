@@ -105,7 +105,7 @@ def test_a_checked_jobs_callback_carries_its_qa_report(db_sessionmaker: sessionm
     with sessions() as session:
         account = create_account(session=session, name=f"hook-{uuid.uuid4().hex[:8]}")
         job, _ = create_job(session=session, account_id=account.id, request_hash=uuid.uuid4().hex,
-                            params={"speaker": "joe", "qa": True}, characters=10, webhook_url=receiver.url)
+                            params={"speaker": "joe", "model_id": "mistv3", "lang": "en", "qa": True}, characters=10, webhook_url=receiver.url)
         job.status, job.finished_at = "succeeded", datetime.now(UTC)
         job_id = job.id
     passage = {"chapter": "Chapter 2", "offsetSeconds": 61.5, "text": "A said.", "heard": "", "score": 1.0}
