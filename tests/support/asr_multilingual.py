@@ -219,6 +219,12 @@ _ARABIC_FOLDS = str.maketrans(
 _DEVANAGARI_FOLDS = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu -> anusvara
 # Urdu letters that have Arabic twins: fold to one so an Urdu reference and transcript agree.
 _URDU_FOLDS = str.maketrans({"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None})
+# Urdu keeps the Arabic letters of Arabic and Persian loans, which Hindustani speaks alike: s
+# (ث ص), t (ط), z (ذ ض ظ), h (ح), and q as k. Whisper spells by ear (سبھا for صبح, "subah")
+# and the voice speaks the Devanagari reference, which has no such letters: fold them to one.
+_URDU_SOUND_FOLDS = str.maketrans(
+    {"ث": "س", "ص": "س", "ط": "ت", "ذ": "ز", "ض": "ز", "ظ": "ز", "ح": "ہ", "ق": "ک", "ع": "ا"}
+)
 
 
 def script(text: str) -> str:
@@ -276,7 +282,7 @@ def normalise(text: str, lang: str) -> str:
         text = text.translate(_ARABIC_FOLDS)
     elif lang == "hi":
         if script(text) == "arabic":
-            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS)
+            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS).translate(_URDU_SOUND_FOLDS)
         else:
             text = text.translate(_DEVANAGARI_FOLDS)
     return text
