@@ -46,9 +46,17 @@ from tests.support.asr_multilingual import Sentence, cer, in_language, sentences
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 TARGET = {lang: 0.30 if lang == "ar" else 0.10 for lang in SUPPORTED}
-# Voices over the target on the held-out set (see the docstring): the measured level plus
-# margin, a regression guard. Filled from the measurements in the note.
-SHORTFALL: dict[tuple[str, str], float] = {}
+# Voices over the target on the held-out set (see the docstring): the higher of the measured
+# twenty-sentence and CI-slice figures (AMD EPYC Zen 5, int8, 2026-11-25) plus 0.05, a
+# regression guard, so README can say where the target is not met.
+SHORTFALL: dict[tuple[str, str], float] = {
+    ("ar", "layla"): 0.43,  # 0.349 held-out, 0.373 on her CI slice
+    ("ar", "omar"): 0.41,  # 0.346, 0.351
+    ("nl", "sanne"): 0.18,  # 0.121, 0.112
+    ("nl", "bram"): 0.18,  # 0.123, 0.060
+    ("hi", "priya"): 0.19,  # 0.127 on the 18 unchanged sentences, 0.132 on her slice
+    ("hi", "rohan"): 0.22,  # 0.137, 0.169 on four of his five
+}
 
 
 def limit(lang: str, speaker: str) -> float:
