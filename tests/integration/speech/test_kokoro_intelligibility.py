@@ -30,7 +30,9 @@ The source STFT's phase used to follow the last bits of the excitation (``decode
 reason the same voice moved by up to 0.16 between hosts and kernel sets; it no longer does, and
 in float32 a voice's audio under the avx2 and avx512 kernels agrees to 52-72 dB. The int8 path
 still differs between kernel sets upstream: its F0 branch moves by up to 0.2 Hz, and the
-integrated harmonic phase follows (a note for issue 24's precision work).
+integrated harmonic phase follows (a note for issue 24's precision work). Held-out figures
+under ``ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2`` against the native AVX-512 kernels
+(Zen 5): sanne 0.124 against 0.121, julien 0.149 against 0.160.
 """
 
 from __future__ import annotations
