@@ -122,6 +122,12 @@ _ARABIC_FOLDS: Final = str.maketrans(
 )
 _DEVANAGARI_FOLDS: Final = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu
 _URDU_FOLDS: Final = str.maketrans({"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None})
+# Urdu keeps the Arabic letters of Arabic and Persian loans, which Hindustani speaks alike: s
+# (ث ص), t (ط), z (ذ ض ظ), h (ح), and q as k. Whisper spells Hindi by ear in Urdu script (سبھا
+# for صبح, "subah") and the voice spoke a Devanagari text, which has no such letters: one each.
+_URDU_SOUND_FOLDS: Final = str.maketrans(
+    {"ث": "س", "ص": "س", "ط": "ت", "ذ": "ز", "ض": "ز", "ظ": "ز", "ح": "ہ", "ق": "ک", "ع": "ا"}
+)
 
 
 def script(text: str) -> str:
@@ -176,7 +182,7 @@ def characters(text: str, lang: str) -> str:
         text = text.translate(_ARABIC_FOLDS)
     elif lang == "hi":
         if script(text) == "arabic":  # Whisper base, forced to Hindi, mostly writes Urdu
-            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS)
+            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS).translate(_URDU_SOUND_FOLDS)
         else:
             text = text.translate(_DEVANAGARI_FOLDS)
     return text
