@@ -31,6 +31,7 @@ from speech.engines.kokoro.phonemes import (
 )
 from speech.engines.kokoro.vocab import VOCAB
 from speech.engines.kokoro.weights import load_state_dict, model_file
+from speech.engines.threads import claim_torch_threads
 from speech.engines.timing import word_timings
 from speech.errors import EngineError
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
@@ -169,13 +170,14 @@ class KokoroEngine:
     ) -> KokoroEngine:
         """A voice speaking ``lang`` with style ``pack`` (``(rows, 256)`` or ``(rows, 1, 256)``).
 
-        ``threads`` > 0 sets torch's intra-op threads (process-wide). ``dtype``: "float32" (exact,
+        On CPU the voice claims torch's intra-op threads (``threads``, else every usable core;
+        ``speech/engines/threads.py`` owns the rule). ``dtype``: "float32" (exact,
         batch-invariant), "bfloat16" (the decoder at that precision, for GPUs), "int8" (CPU:
         convolutions quantized on the fly, one item per pass, opt-in) or "auto" (float32; see
         ``resolve_dtype``). ``compile_kernels``: fuse the decoder's elementwise chains
         with ``torch.compile`` (default: on GPUs only)."""
-        if threads > 0:
-            torch.set_num_threads(threads)
+        if threads > 0 or torch.device(device).type == "cpu":
+            claim_torch_threads("intra_op", threads)
         dtype = resolve_dtype(dtype, device)
         shared = shared_model(device, dtype, cache_dir, compile_kernels)
         gpu = shared.model.device.type != "cpu"

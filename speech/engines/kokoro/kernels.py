@@ -7,7 +7,8 @@ writes the whole tensor, so the decoder was bound by memory traffic, not arithme
 functions here are those chains; ``COMPILED`` hands them to ``torch.compile`` (Inductor), which
 fuses each chain into a reduction and one pointwise kernel. ``EAGER`` runs them op by op and is
 what the CPU uses: there, compiling costs seconds at start and a C++ toolchain, and the int8
-path (the CPU default) gains nothing from it.
+path (opt-in on CPU) gains nothing from it; whether float32, the CPU default now, does is
+issue 24's open speed item.
 
 Every function keeps the padding at zero (``mask``), as ``layers.py`` promises, so compiled and
 eager blocks are interchangeable and a batched item still gets its unbatched output.

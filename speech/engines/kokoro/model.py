@@ -15,29 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import torch
 from torch import nn
-from torch.ao.nn.quantized.dynamic import Conv1d as DynamicConv1d
 
 from speech.engines.kokoro import kernels
 from speech.engines.kokoro.albert import Albert
 from speech.engines.kokoro.decoder import SAMPLES_PER_FRAME as SAMPLES_PER_FRAME
 from speech.engines.kokoro.decoder import Decoder
+from speech.engines.kokoro.int8 import Int8Conv1d
 from speech.engines.kokoro.prosody import ProsodyPredictor, TextEncoder
-
-
-class ContiguousDynamicConv1d(DynamicConv1d):
-    """torch's dynamic int8 Conv1d, given its input in contiguous memory. The op takes the
-    input's minimum and maximum (its scale) before anything else; on a strided view (most
-    convolutions here read a transposed or sliced tensor: 62 of 87 per sentence) those
-    reductions walk memory out of order and cost about as much as the convolution. One copy up
-    front makes them cheap: the engine 11% faster on a 2-vCPU AVX-512 EPYC, the audio bit for bit
-    the same (``tests/unit/speech/engines/kokoro/test_int8.py``)."""
-
-    def forward(self, input: torch.Tensor, reduce_range: bool = True) -> torch.Tensor:
-        return super().forward(input.contiguous(), reduce_range)
 
 
 @dataclass(slots=True)
@@ -76,8 +63,8 @@ class KokoroModel(nn.Module):
                 setattr(module, "kernels", fused)  # noqa: B010 - a plain attribute of several classes
 
     def quantize_dynamic(self) -> None:
-        """The CPU fast path: every convolution but the last as int8, activations quantized on
-        the fly per call, as the shipped onnxruntime graph runs (weights per output channel,
+        """The CPU int8 path: every convolution but the last as ``Int8Conv1d`` (activations
+        quantized per call, as the shipped onnxruntime graph runs; weights per output channel,
         which keeps more of the original than the graph's per-tensor int8).
 
         Activation scales are taken over the whole input, so a padded batch would change an
@@ -86,24 +73,7 @@ class KokoroModel(nn.Module):
         def convert(parent: nn.Module) -> None:
             for name, child in parent.named_children():
                 if type(child) is nn.Conv1d and child is not self.decoder.generator.conv_post:
-                    q = ContiguousDynamicConv1d(
-                        child.in_channels,
-                        child.out_channels,
-                        child.kernel_size[0],
-                        stride=child.stride[0],
-                        padding=cast(tuple[int, ...], child.padding)[0],
-                        dilation=child.dilation[0],
-                        groups=child.groups,
-                        bias=child.bias is not None,
-                    )
-                    weight = child.weight.detach().float()
-                    scales = weight.abs().amax(dim=(1, 2)).clamp(min=1e-12) / 127
-                    zero = torch.zeros_like(scales, dtype=torch.long)
-                    q.set_weight_bias(
-                        torch.quantize_per_channel(weight, scales.double(), zero, 0, torch.qint8),
-                        None if child.bias is None else child.bias.detach().float(),
-                    )
-                    setattr(parent, name, q)
+                    setattr(parent, name, Int8Conv1d(child))
                 else:
                     convert(child)
 

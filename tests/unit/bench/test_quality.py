@@ -1,0 +1,75 @@
+"""``bench.quality``: its paragraphs cover every language, its DNSMOS scoring hears noise, and its
+drift lines flag a precision that falls below float32 by more than issue 24's limits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.quality import (
+    LIMITS,
+    Row,
+    Scores,
+    dnsmos,
+    drift_lines,
+    high_band_db,
+    load_paragraphs,
+    peak_normalised,
+    table_line,
+)
+from speech.engines.espeak import EspeakEngine
+from speech.voices.catalog import Catalog
+
+
+def test_a_paragraph_for_every_language_of_coda() -> None:
+    paragraphs = load_paragraphs()
+    assert sorted(paragraphs) == sorted(Catalog.load().languages("coda"))
+    # several nine-second DNSMOS windows of speech (a Japanese character is a syllable or more)
+    assert all(len(text) >= (60 if lang == "ja" else 120) for lang, text in paragraphs.items())
+
+
+def test_peak_normalised_reaches_the_peak_and_refuses_silence() -> None:
+    audio = peak_normalised(np.array([0.0, -0.25, 0.1], dtype=np.float32))
+    assert float(np.max(np.abs(audio))) == pytest.approx(0.99)
+    with pytest.raises(ValueError):
+        peak_normalised(np.zeros(10, dtype=np.float32))
+
+
+def test_high_band_energy_reads_hiss_above_a_low_tone() -> None:
+    rate = 24000
+    t = np.arange(rate) / rate
+    tone = np.sin(2 * np.pi * 300 * t)
+    hiss = np.random.default_rng(0).standard_normal(rate) * 0.05
+    assert high_band_db(tone + hiss, rate) > high_band_db(tone, rate) + 20
+    assert np.isnan(high_band_db(tone, 16000))
+
+
+@pytest.mark.slow
+def test_dnsmos_scores_noisy_speech_below_the_same_speech_clean() -> None:
+    engine = EspeakEngine.for_language("en")
+    chunks = engine.synthesize(["The rain had stopped by the time they reached the bridge.", "The river ran fast."])
+    speech = np.concatenate([c.samples for c in chunks]).astype(np.float32)
+    noise = np.random.default_rng(0).standard_normal(speech.size).astype(np.float32)
+    noise *= np.sqrt(np.mean(speech**2) / np.mean(noise**2) / 10)  # 10 dB SNR
+    clean, noisy = dnsmos(speech, engine.sample_rate), dnsmos(speech + noise, engine.sample_rate)
+    assert noisy.bak < clean.bak - 0.5
+    assert noisy.ovrl < clean.ovrl - 0.3
+
+
+def _row(precision: str, p808: float, ovrl: float, runtime: str = "torch") -> Row:
+    return Row("ivy", "en", "kokoro", precision, runtime, Scores(p808, 3.6, 4.2, ovrl, -15.0), None, 1.0)
+
+
+def test_drift_lines_flag_a_precision_over_the_limits() -> None:
+    rows = [
+        _row("float32", 4.20, 3.40),
+        _row("int8", 4.20 - LIMITS["p808"] / 2, 3.40 - LIMITS["ovrl"] / 2),
+        _row("bfloat16", 4.20 - 2 * LIMITS["p808"], 3.40),
+        _row("int8 graph", 4.19, 3.40 - 2 * LIMITS["ovrl"], runtime="onnxruntime"),
+    ]
+    lines = drift_lines(rows)
+    assert len(lines) == 3
+    assert lines[0].endswith(" ok") and "precision=int8 " in lines[0]
+    assert lines[1].endswith(" OVER") and "precision=bfloat16" in lines[1]
+    assert lines[2].endswith(" OVER") and "runtime=onnxruntime" in lines[2]
+    assert "| n/a |" in table_line(rows[0])
