@@ -18,10 +18,8 @@ import argparse
 import resource
 from collections.abc import Sequence
 
-import numpy as np
-
 from bench.machine import cpu_model, describe
-from bench.rounds import alternate, onnxruntime_session
+from bench.rounds import alternate, kokoro_reference, onnxruntime_session
 
 
 def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequence[str]) -> None:
@@ -65,14 +63,7 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
         for text in texts[: args.reference_sentences]:
             ids, _ = token_ids(phonemizer.phonemize(text))
             ids = ids[:510]
-            audio = session.run(
-                None,
-                {
-                    "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
-                    "style": pack[len(ids) - 1].reshape(1, 256).astype(np.float32),
-                    "speed": np.array([1.0], dtype=np.float32),
-                },
-            )[0]
+            audio = kokoro_reference(session, ids, pack)
             samples += audio.size
         return samples / 24000
 

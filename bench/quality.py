@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.rounds import kokoro_reference
+
 REPO = Path(__file__).resolve().parents[1]
 PARAGRAPHS = REPO / "tests" / "data" / "quality_paragraphs.toml"
 DEV_SENTENCES = REPO / "tests" / "data" / "intelligibility_dev.toml"
@@ -177,15 +179,7 @@ def onnxruntime_speaker(session: Any, voice: Any, lang: str) -> Speak:
             ids = ids[:MAX_TOKENS]
             if not ids:
                 continue
-            audio = session.run(
-                None,
-                {
-                    "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
-                    "style": pack[len(ids) - 1].reshape(1, 256).astype(np.float32),
-                    "speed": np.array([1.0], dtype=np.float32),
-                },
-            )[0]
-            pieces.append(np.asarray(audio, dtype=np.float32).reshape(-1))
+            pieces.append(kokoro_reference(session, ids, pack))
         return joined(pieces, 24000)
 
     return speak

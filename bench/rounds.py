@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Run = Callable[[Sequence[str]], float]  # sentences -> seconds of audio made
 
@@ -50,3 +54,19 @@ def onnxruntime_session(path: str, threads: int, device: str):  # type: ignore[n
     if device == "cuda" and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
         providers.insert(0, "CUDAExecutionProvider")
     return onnxruntime.InferenceSession(path, options, providers=providers)
+
+
+def kokoro_reference(session, ids: Sequence[int], pack) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """One sentence's audio from Kokoro's shipped int8 graph on onnxruntime (``session``): its
+    token ids framed by the pad token, the pack's style for that length, speed 1."""
+    import numpy as np
+
+    audio = session.run(
+        None,
+        {
+            "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
+            "style": pack[len(ids) - 1].reshape(1, 256).astype(np.float32),
+            "speed": np.array([1.0], dtype=np.float32),
+        },
+    )[0]
+    return np.asarray(audio, dtype=np.float32).reshape(-1)

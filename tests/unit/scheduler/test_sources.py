@@ -6,13 +6,8 @@ import zipfile
 import pytest
 
 from scheduler.sources import SourceError, epub_to_book, read_upload
-from tests.fixtures.epub import CHAPTERS, build_epub, png
+from tests.fixtures.epub import CHAPTERS, build_epub, png, zip_epub
 from tests.fixtures.hostile_xml import ATTACKS, Builder
-
-CONTAINER = """<?xml version="1.0"?>
-<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
-  <rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles>
-</container>"""
 
 OPF = """<?xml version="1.0" encoding="utf-8"?>
 <package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
@@ -39,13 +34,7 @@ def _page(body: str) -> str:
 
 
 def _epub(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as z:
-        z.writestr("mimetype", "application/epub+zip")
-        z.writestr("META-INF/container.xml", CONTAINER)
-        for name, text in files.items():
-            z.writestr(name, text)
-    return buffer.getvalue()
+    return zip_epub(files)
 
 
 BOOK = {
