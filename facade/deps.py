@@ -71,6 +71,7 @@ class Services:
     webhook_allow_private: bool = False
     presign_seconds: int = 3600
     max_job_chars: int | None = None  # Settings.max_job_chars; None where no jobs route is mounted
+    max_active_jobs: int = 0  # Settings.max_active_jobs: unfinished jobs an account may have; 0: no limit
     clock: Callable[[], datetime] | None = None
     authenticator: Callable[[str], Principal] | None = None
     admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403

@@ -135,6 +135,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     scheduler_errors.InvalidChapters: (400, None),
     scheduler_errors.InvalidCast: (400, None),
     scheduler_errors.LexiconRefused: (400, None),
+    scheduler_errors.TooManyJobs: (429, None),
     store_errors.LexiconNotFound: (404, None),
 }
 #: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)

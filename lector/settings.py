@@ -174,6 +174,7 @@ class Settings(_Checked):
     visibility_timeout_s: int = Field(1800, description="longer than the longest task, or healthy tasks run twice")
     stall_after_s: int = Field(300, description="the reaper re-sends work of a job unchanged this long")
     max_job_chars: int = 2_000_000
+    max_active_jobs: int = Field(0, ge=0, description="unfinished (queued or running) jobs an account may have at once; 0: no limit")
     webhook_allow_private: bool = False
     webhook_timeout_s: float = 10.0
     job_batch_chars: int = Field(4000, description="characters per synthesize task")

@@ -123,7 +123,7 @@ GROUPS: list[tuple[str, list[str]]] = [
     ("Synthesis", ["device", "torch_threads", "engine_dtype", "vits_runtime", "voice_catalog", "engine_batching",
                    "model_window_ms", "model_max_batch", "model_url", "model_connect_timeout_s",
                    "model_read_timeout_s", "model_voice", "model_voice_file", "worker_metrics_port"]),
-    ("Book jobs", ["max_job_chars", "job_batch_chars", "synth_group_chars", "job_batch_window", "assembly_workers",
+    ("Book jobs", ["max_job_chars", "max_active_jobs", "job_batch_chars", "synth_group_chars", "job_batch_window", "assembly_workers",
                    "assembly_ahead", "visibility_timeout_s", "stall_after_s", "webhook_timeout_s",
                    "webhook_allow_private", "retention_days"]),
     ("Self-hosted mode (`lector serve --self-hosted`)", [

@@ -37,6 +37,14 @@ class InvalidCast(SchedulerError):
     """A job's cast is malformed (the message is the client's)."""
 
 
+class TooManyJobs(SchedulerError):
+    """The account already has as many unfinished jobs as it may (``Settings.max_active_jobs``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"too many unfinished jobs: an account may have at most {limit} queued or running")
+        self.limit = limit
+
+
 class LexiconRefused(SchedulerError):
     """A lexicon or a request's list of lexicons breaks a rule or a limit (the message is the client's)."""
 

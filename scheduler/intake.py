@@ -14,6 +14,7 @@ from typing import Final, TypedDict
 
 from sqlalchemy.orm import Session
 
+from scheduler.errors import TooManyJobs
 from scheduler.job_params import JobParams
 from scheduler.objects import cover_key, source_key
 from scheduler.webhooks import check_url
@@ -76,8 +77,11 @@ def submit_job(
     spec: JobSpec,
     idempotency_key: str | None = None,
     allow_private_webhooks: bool = False,
+    max_active: int = 0,
 ) -> tuple[Job, bool]:
-    """Create the job (or return the one this Idempotency-Key made); ``True`` when newly created."""
+    """Create the job (or return the one this Idempotency-Key made); ``True`` when newly created.
+    ``max_active`` (0: no limit): a new job that would give the account more unfinished jobs than
+    that raises ``TooManyJobs`` (the caller rolls back); a repeat of an earlier request does not."""
     if spec.webhook_url:
         check_url(spec.webhook_url, allow_private=allow_private_webhooks)
     spec = with_delivery_master(spec)
@@ -102,6 +106,8 @@ def submit_job(
             characters=billed_characters(spec.text),  # what reading it whole bills (speech.billing)
             webhook_url=spec.webhook_url,
         )
+        if created and max_active and job_repo.unfinished_jobs(session=session, account_id=account_id) > max_active:
+            raise TooManyJobs(max_active)
     except Exception:
         objects.delete(key)  # no row will point at it (a 409 conflict, the database gone)
         if spec.cover_image:

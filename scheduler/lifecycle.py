@@ -73,6 +73,7 @@ def submit(
     spec: intake.JobSpec,
     idempotency_key: str | None,
     allow_private_webhooks: bool,
+    max_active: int = 0,
 ) -> tuple[Job, bool, list[Message]]:
     """Create the job (or find the one this Idempotency-Key made); a new job is sent to planning."""
     job, created = intake.submit_job(
@@ -82,6 +83,7 @@ def submit(
         spec=spec,
         idempotency_key=idempotency_key,
         allow_private_webhooks=allow_private_webhooks,
+        max_active=max_active,
     )
     return job, created, [Message(TASK_PLAN, (str(job.id),))] if created else []
 

@@ -314,6 +314,7 @@ def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key:
             session=session, objects=configured(services.objects), account_id=configured(principal.account_id),
             spec=spec,
             idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
+            max_active=services.max_active_jobs,
         )
         view = job_view(job)
         if JobParams.from_stored(job.params).qa:

@@ -19,9 +19,21 @@ from sqlalchemy import Integer, Table, bindparam, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from store.db.models import JOB_STATUSES, Job, JobChunk, WebhookAttempt
+from store.db.models import JOB_STATUSES, Account, Job, JobChunk, WebhookAttempt
 from store.errors import IdempotencyConflict, InvalidArgument, JobNotFound
 from store.status import STARTED, TERMINAL, ChunkStatus, IllegalTransition, JobStatus, sources
+
+
+def unfinished_jobs(*, session: Session, account_id: uuid.UUID) -> int:
+    """How many of an account's jobs have not ended, counted under a lock on the account's row:
+    two submissions at once count one after the other, so a limit holds exactly."""
+    session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    return int(
+        session.scalar(
+            select(func.count()).select_from(Job).where(Job.account_id == account_id, Job.status.not_in(sorted(TERMINAL)))
+        )
+        or 0
+    )
 
 
 def create_job(

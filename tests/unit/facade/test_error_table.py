@@ -37,6 +37,8 @@ def _instance(cls: type[Exception]) -> Exception:
         return cls("joe")
     if cls is store_errors.ObjectNotFound:
         return cls("jobs/1/audio.mp3")
+    if cls is scheduler_errors.TooManyJobs:
+        return cls(3)
     return cls("boom")
 
 
@@ -63,6 +65,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     scheduler_errors.InvalidChapters: (400, "boom"),
     scheduler_errors.LexiconRefused: (400, "boom"),
     scheduler_errors.InvalidCast: (400, "boom"),
+    scheduler_errors.TooManyJobs: (429, "too many unfinished jobs: an account may have at most 3 queued or running"),
     store_errors.LexiconNotFound: (404, "lexicon 'boom' not found"),
     speech_errors.MalformedXml: (400, "boom"),
     speech_errors.UnsafeXml: (400, "boom"),
