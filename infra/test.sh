@@ -7,13 +7,18 @@ cd "$(dirname "$0")/.."
 lint_log=$(mktemp)
 ( .venv/bin/lint-imports && .venv/bin/mypy ) >"$lint_log" 2>&1 &
 lint_pid=$!
-# Three workers on a machine of up to three cores, four above: most of the suite waits on real
+# Three workers on a machine of up to three cores, four above (and one per 10 GiB of memory): most of the suite waits on real
 # services and subprocesses, and on 2 vCPUs two workers left a core idle for a fifth of the run
 # (15.5 min against a 12.5 min floor of CPU time). Each worker has its own database, Redis
 # database, S3 node and stack (tests/fixtures); a file's tests stay on one worker, so a module's
 # lector is started once. LECTOR_TEST_WORKERS=0 runs in one process.
+# Memory caps it too: a worker with the Kokoro and Whisper models in process, beside the stacks
+# its files start, peaks near 8 GiB; three on a 24 GiB machine were killed by the OOM killer.
 cores=$(nproc)
-workers=${LECTOR_TEST_WORKERS:-$(( cores < 4 ? 3 : 4 ))}
+mem_gib=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576 ))
+by_cores=$(( cores < 4 ? 3 : 4 ))
+by_memory=$(( mem_gib / 10 > 1 ? mem_gib / 10 : 1 ))
+workers=${LECTOR_TEST_WORKERS:-$(( by_cores < by_memory ? by_cores : by_memory ))}
 dist=()
 if [ "$workers" -gt 0 ]; then dist=(-n "$workers" --dist loadfile); fi
 .venv/bin/python -m pytest -q -ra --durations=25 "${dist[@]}" "$@"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from scipy.signal import resample_poly
 
 from scheduler import assembly, intake, planning, synthesis
 from scheduler.intake import FORMATS
+from scheduler.job_params import JobParams
 from speech.engines.registry import load_engine
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
@@ -30,7 +32,7 @@ from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
 from tests.support.books import excerpt
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TARGET_LUFS = -19.0
 CEILING_DBFS = -3.0
 ENGINES = [("joe", "mistv3"), ("ivy", "coda")]
@@ -81,7 +83,7 @@ def synthesized(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         spec = intake.JobSpec(text=_book(), speaker=speaker, model_id=model, lang="en", format="wav")
         with sessions() as session:
             job, _ = intake.submit_job(session=session, objects=objects, account_id=account, spec=spec)
-            job_id, params = job.id, dict(job.params)
+            job_id, params = job.id, JobParams.from_stored(job.params)
         with sessions() as session:
             todo = planning.plan_job(session=session, objects=objects, job_id=job_id, batch_chars=4000, window=1 << 20)
         for batch in todo:
@@ -101,9 +103,8 @@ def test_the_delivered_file_meets_its_loudness_target_and_ceiling(
     synthesized: dict[str, Any], speaker: str, fmt: str, scope: str, tmp_path: Path
 ) -> None:
     objects, job_id, params = synthesized[speaker]
-    params = {**params, "format": fmt, "sampling_rate": 44100 if fmt != "opus" else 48000}
-    if scope == "chapter":
-        params["loudness_scope"] = "chapter"
+    params = replace(params, format=fmt, sampling_rate=44100 if fmt != "opus" else 48000,
+                     loudness_scope="chapter" if scope == "chapter" else params.loudness_scope)
     rendered = assembly.render(objects, job_id, params, tmp_path, workers=1)
     samples, rate = decoded(rendered.audio)
     loudness, peak = independent_loudness(samples, rate), independent_true_peak(samples)

@@ -141,6 +141,8 @@ export function initBooks() {
       ? el("a", { class: "button", href: links.downloadUrl, download: name, id: "job-download-zip", text: "Download zip" })
       : el("button", { type: "button", id: "job-download-zip", text: "Download zip",
         onclick: () => download(job, "audio", name) }));
+  }
+
   // The QA check's report: each passage that still failed plays on a click, from its offset for
   // its own length, so a listener hears only those.
   let stopAt = null;
@@ -168,11 +170,11 @@ export function initBooks() {
     ui.downloads.replaceChildren();
     ui.compliance.hidden = true;
     ui.audio.hidden = false;
+    showQa(null);
     if (job.delivery) {
       try { await openDelivery(job); } catch (exc) { showError(ui.error, message(exc)); }
       return;
     }
-    showQa(null);
     try {
       const links = await json(`/v1/jobs/${job.id}/audio`, { accept: "application/json" });
       let playUrl = links.url;
