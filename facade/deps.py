@@ -79,7 +79,7 @@ class Services:
     usage_sink: Callable[[dict[str, Any]], object] | None = None
     usage_outbox: UsageSpool | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
     # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
-    # facade.plans.in_engine_thread for why.
+    # facade.request_resolution.in_engine_thread for why.
     engine_slots: int = 0
     engine_pool: EnginePool | None = None  # made by open_pools when engine_slots > 0
     # Blocking calls (database, object store, Redis, text normalisation) at once: Settings.blocking_threads.

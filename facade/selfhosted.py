@@ -30,7 +30,7 @@ from facade import errors as e
 from facade.app import create_app
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.metered import MeteredSynthesis, encoded_whole
-from facade.plans import Plan, default_rate, resolve
+from facade.request_resolution import ResolvedRequest, default_rate, resolve
 from facade.routes import ws
 from facade.routes.tts import audio_stream
 from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime
@@ -71,7 +71,7 @@ async def synthesize(request: Request, services: ServicesDep, principal: Princip
     return await json_audio(services, principal, req, plan)
 
 
-async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
+async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
     """``{"audioContent": {"model_output": "<base64>"}}``: the whole audio, once synthesized."""
     fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)

@@ -80,7 +80,7 @@ class JobParams:
     chapters: list[GivenChapter] | None = None  # else detected
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
-    loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
+    loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.progressive_assembly); None: the book
     lexicons: list[LexiconPin] | None = None  # pinned at intake (scheduler.lexicons.for_request)
     delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) cut from a WAV master
     cast: StoredCast | None = None  # checked by scheduler.casting.check_cast

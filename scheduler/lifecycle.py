@@ -22,7 +22,18 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
-from scheduler import ahead, assembly, delivery, intake, parallel, planning, qa, reaper, synthesis, webhooks
+from scheduler import (
+    assembly,
+    delivery,
+    intake,
+    parallel,
+    planning,
+    progressive_assembly,
+    qa,
+    reaper,
+    synthesis,
+    webhooks,
+)
 from scheduler.errors import job_error
 from scheduler.job_params import JobParams
 from scheduler.queue import (
@@ -156,7 +167,7 @@ def synthesize(
 ) -> Step[int]:
     """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
     batch nobody has been given yet (fairness: a job keeps only a few batches queued) and, with
-    ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.ahead``).
+    ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.progressive_assembly``).
     ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
     result = synthesis.synthesize_batch(
         sessions=sessions,
@@ -235,7 +246,7 @@ def assemble_ahead(
 ) -> Step[int]:
     """Assembly's share that a running job's done chunks allow (chapter scope): no transition,
     nothing to send; the last batch's ``assemble`` finds this work stored and does the rest."""
-    measured = ahead.advance_job(
+    measured = progressive_assembly.advance_job(
         sessions=sessions, objects=objects, job_id=job_id, workers=workers or parallel.default_workers(),
         out_rate=assembly.DEFAULT_RATE, target_lufs=assembly.TARGET_LUFS,
     )

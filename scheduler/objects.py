@@ -94,7 +94,7 @@ def job_prefix(job_id: uuid.UUID | str) -> str:
 
 
 def ahead_loudness_key(job_id: uuid.UUID | str, index: int) -> str:
-    """A chunk's loudness, measured while the book is still being synthesized (``scheduler.ahead``)."""
+    """A chunk's loudness, measured while the book is still being synthesized (``scheduler.progressive_assembly``)."""
     return f"jobs/{job_id}/ahead/loudness/{index:06d}.json"
 
 

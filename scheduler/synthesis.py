@@ -24,10 +24,10 @@ from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
+from speech.stream_steps import steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.pls import PronunciationLexicon
 from speech.types import AudioChunk
-from speech.units import plan_request
 from speech.voices.catalog import VoiceCatalog
 from speech.voices.entries import Voice
 from store.db import jobs as job_repo
@@ -47,7 +47,7 @@ class BatchResult:
     canceled: bool = False
     billed: int = 0  # characters those chunks billed (their usage rows)
     model: str = ""  # the job's model, what they were billed under
-    chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
+    chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.progressive_assembly)
     qa: bool = False  # the job asked for the speech-recognition check (scheduler.qa) before assembly
 
 
@@ -148,7 +148,7 @@ def _render_group(
 ) -> list[tuple[int, str, list[AudioChunk]]]:
     """Each chunk's audio pieces, one per unit. The text units of the whole group go to the engine
     in one batched call; units a lexicon turned into phonemes are spoken one by one between them."""
-    per_chunk = [plan_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units for _, text in group]
+    per_chunk = [steps_for_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units for _, text in group]
     flat = [u.text for units in per_chunk for u in units if not u.phonemes]
     audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
     work: list[tuple[int, str, list[AudioChunk]]] = []

@@ -23,7 +23,7 @@ from speech.text.kana import to_kana
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
 if TYPE_CHECKING:  # both import this module
-    from speech.units import StreamStep
+    from speech.stream_steps import StreamStep
     from speech.voices.entries import Voice
 
 EngineLoader = Callable[["Voice"], Engine]
@@ -152,7 +152,7 @@ class Synthesizer:
                 yield from self.synthesize(voice, [sentence], controls)
 
     def render(self, voice: Voice, unit: StreamStep, controls: Controls) -> AudioChunk:
-        """One stream unit (see ``speech.units``): a sentence, a pause, raw phonemes or a mark,
+        """One stream unit (see ``speech.stream_steps``): a sentence, a pause, raw phonemes or a mark,
         in the unit's own voice when SSML switched it, at its rate and level."""
         voice = unit.voice or voice
         engine = self.engine(voice)

@@ -26,7 +26,7 @@ from starlette.requests import ClientDisconnect
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configured, session_for
-from facade.plans import DEFAULT_MODEL
+from facade.request_resolution import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, qa, retention, sources

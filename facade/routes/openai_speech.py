@@ -28,7 +28,7 @@ from facade.openai_compat import (
     parse_speech,
     time_scale,
 )
-from facade.plans import resolve
+from facade.request_resolution import resolve
 from facade.routes.tts import audio_stream
 from facade.validation import SynthesisRequest, parse_lexicon_names
 from speech.audio import AudioFormat, encode_whole

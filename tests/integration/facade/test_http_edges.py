@@ -171,7 +171,7 @@ async def test_engine_slots_bound_concurrent_synthesis_steps(slots: int, expecte
     import asyncio
 
     from facade.deps import Services
-    from facade.plans import in_engine_thread
+    from facade.request_resolution import in_engine_thread
     from tests.support.concurrency import PeakCounter
 
     steps = PeakCounter()

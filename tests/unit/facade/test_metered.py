@@ -15,7 +15,7 @@ import pytest
 
 from facade.deps import Principal, Services
 from facade.metered import MeteredSynthesis, encoded_whole
-from facade.plans import Plan, resolve
+from facade.request_resolution import ResolvedRequest, resolve
 from facade.usage import billed_share
 from facade.validation import SynthesisRequest
 from speech.audio import AudioFormat
@@ -61,7 +61,7 @@ def setup() -> Iterator[tuple[Services, Recorder, ThreadNoting]]:
     close()
 
 
-def _metered(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, Plan]:
+def _metered(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, ResolvedRequest]:
     req = SynthesisRequest(text=TEXT, speaker="joe", model_id="mistv3", lang="en")
     plan = resolve(services, req, PRINCIPAL, endpoint="service-tts")
     assert len(plan.units) == 3

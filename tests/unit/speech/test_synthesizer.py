@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from speech.errors import PhonemesNotSupported
+from speech.stream_steps import StreamStep
 from speech.synthesizer import Controls, Synthesizer, clean, prepare
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
-from speech.units import StreamStep
 from speech.voices import Catalog, Voice
 
 RATE = 8000

@@ -1,4 +1,5 @@
-"""From a validated request to a ready-to-run synthesis plan: model, voice, format, rate.
+"""From a validated request to everything a synthesis needs (``ResolvedRequest``): model, voice,
+format, rate, the stream steps and the lexicons. Nothing here synthesizes.
 
 Shared by HTTP synthesis, the WebSockets and the self-hosted API, so each resolves a request the
 same way and raises the same errors.
@@ -17,8 +18,9 @@ from facade.deps import Principal, Services
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest
 from scheduler.lexicons import UsedLexicon, for_request
 from speech.errors import PhonemesNotSupported
+from speech.stream_steps import StreamStep, steps_for_request
 from speech.synthesizer import Controls
-from speech.units import StreamStep, plan_request
+from speech.voices import Voice
 
 DEFAULT_MODEL = "mistv3"
 DEFAULT_RATE = 24000
@@ -28,10 +30,10 @@ TELEPHONY_RATE = 8000
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class ResolvedRequest:
     model_id: str  # the model that serves it (arcana -> coda after the switch)
     requested_model: str
-    voice: Any
+    voice: Voice
     lang: str
     units: list[StreamStep]
     controls: Controls
@@ -39,7 +41,7 @@ class Plan:
     lexicons: list[UsedLexicon] = field(default_factory=list)  # the lexicons applied, with their versions
 
 
-def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> Plan:
+def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> ResolvedRequest:
     requested = req.model_id or DEFAULT_MODEL
     now = services.now()
     catalog = services.catalog
@@ -50,7 +52,7 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         raise e.ApiError(403, e.FORBIDDEN)
     lang = voice.lang
     lexicons = request_lexicons(services, req, principal)
-    planned = plan_request(  # a TextError (bad markup, SSML, a lexicon) is the table's 400
+    planned = steps_for_request(  # a TextError (bad markup, SSML, a lexicon) is the table's 400
         req.text, lang, ssml=req.ssml, lexicons=[used.lexicon for used in lexicons],
         normalize_text=not req.no_text_normalization,
         pause_between_brackets=req.pause_between_brackets,
@@ -67,7 +69,7 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.synthesizer.speaks_phonemes(speaker):
             raise PhonemesNotSupported(unit.speaker or req.speaker)
     controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
-    return Plan(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
+    return ResolvedRequest(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
 
 
 def request_lexicons(services: Services, req: SynthesisRequest, principal: Principal | None) -> list[UsedLexicon]:
