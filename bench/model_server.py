@@ -27,7 +27,7 @@ import uvicorn
 
 from bench.engine import SENTENCES
 from facade.remote_engine import RemoteEngine
-from workers.model_server import create_model_app
+from facade.model_service import create_model_app
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,7 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
     from lector.commands.model_server import engine_factories
     from speech.engines.kokoro.phonemes import VOCAB
     from tests.support.servers import ServerThread, wait_until
-    from workers.model_server import create_model_app
+    from facade.model_service import create_model_app
 
     settings = Settings(data_dir=tmp_path / "data", device="cpu", torch_threads=1)
     server = ServerThread(create_model_app(voices=engine_factories(settings, "julien"))).start()

@@ -22,7 +22,7 @@ from speech.engines.base import Engine
 from speech.engines.registry import load_engine
 from speech.voices import Catalog
 from tests.support.servers import ServerThread, wait_until
-from workers.model_server import create_model_app
+from facade.model_service import create_model_app
 
 API_KEY = "test-key-1"
 HASHED_KEY = "another-key"

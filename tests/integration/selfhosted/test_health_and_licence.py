@@ -47,7 +47,7 @@ def test_a_warming_model_is_not_reachable(start_api: Callable[..., Api], joe_eng
     import threading
 
     from tests.support.servers import ServerThread
-    from workers.model_server import create_model_app
+    from facade.model_service import create_model_app
 
     release = threading.Event()
 

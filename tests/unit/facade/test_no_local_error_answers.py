@@ -25,6 +25,7 @@ RESPONSE_BUILDERS = ANSWER_BUILDERS - {"ApiError", "OpenAIError"}
 #: Handlers that turn a *foreign* library's error into an answer at its boundary, and why.
 ALLOWED = {
     ("facade/routes/jobs.py", "_form_payload"): "python-multipart's errors carry no stable type",
+    ("facade/model_service/synthesis.py", "invocations"): "the engine's failure, for the API's logs (remote_engine)",
 }
 
 

@@ -42,7 +42,7 @@ def exported_series() -> set[str]:
     engines and the model service, and the API's scrape-time job collector."""
     import facade.metrics
     import lector.engine_metrics  # noqa: F401 - registers the engine metrics
-    import workers.model_server.metrics  # noqa: F401 - registers the batch-size histogram
+    import facade.model_service.metrics  # noqa: F401 - registers the batch-size histogram
 
     names = set(facade.metrics.COLLECTED_SERIES)
     suffixes = {"histogram": ("_bucket", "_sum", "_count"), "counter": ("_total",)}
