@@ -26,8 +26,8 @@ import numpy as np
 import uvicorn
 
 from bench.engine import SENTENCES
-from facade.remote_engine import RemoteEngine
 from facade.model_service import create_model_app
+from facade.remote_engine import RemoteEngine
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,11 +61,11 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
     the formant fallback of the same language stays in-process."""
     import httpx
 
+    from facade.model_service import create_model_app
     from lector.api import cloud_synthesizer
     from lector.commands.model_server import engine_factories
     from speech.engines.kokoro.phonemes import VOCAB
     from tests.support.servers import ServerThread, wait_until
-    from facade.model_service import create_model_app
 
     settings = Settings(data_dir=tmp_path / "data", device="cpu", torch_threads=1)
     server = ServerThread(create_model_app(voices=engine_factories(settings, "julien"))).start()

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
+from facade.model_service import create_model_app
 from facade.remote_engine import RemoteSynthesizer, remote_synthesizer
 from speech.synthesizer import Controls, Synthesizer
 from tests.support.fake_engine import ToneEngine
 from tests.support.servers import ServerThread, wait_until
-from facade.model_service import create_model_app
 
 
 @dataclass(frozen=True)

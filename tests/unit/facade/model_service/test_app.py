@@ -10,12 +10,12 @@ import httpx
 import pytest
 
 from facade import errors as e
+from facade.model_service import create_model_app
 from facade.remote_engine import ModelUnavailable, RemoteEngine, VoiceNotServed
 from speech import wire
 from speech.types import SynthesisOptions
 from tests.support.fake_engine import ToneEngine
 from tests.support.servers import ServerThread, wait_until
-from facade.model_service import create_model_app
 
 
 def test_ready_only_after_loading_and_warm_up() -> None:
