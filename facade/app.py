@@ -33,9 +33,41 @@ def create_app(
     body_timeout_s: float = 120.0,
     loop_stall_ms: int = 0,
 ) -> FastAPI:
-    """``services_factory`` builds the services and returns them with a close function; the body
-    cap and deadline are ``Settings.max_body_bytes`` and ``Settings.body_timeout_s``; a loop that
-    stalls ``loop_stall_ms`` (``Settings.loop_stall_ms``; 0: not watched) is logged with its stack."""
+    """The cloud API: every router. ``services_factory`` builds the services and returns them
+    with a close function; the body cap and deadline are ``Settings.max_body_bytes`` and
+    ``Settings.body_timeout_s``; a loop that stalls ``loop_stall_ms`` (``Settings.loop_stall_ms``;
+    0: not watched) is logged with its stack."""
+    return compose_app(
+        services_factory, mount_cloud_routes, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s,
+        loop_stall_ms=loop_stall_ms,
+    )
+
+
+def mount_cloud_routes(app: FastAPI) -> None:
+    app.include_router(tts.router)
+    app.include_router(voices.router)
+    app.include_router(jobs.router)
+    app.include_router(ws.router)
+    app.include_router(utility.router)
+    app.include_router(admin.router)
+    app.include_router(usage.router)
+    app.include_router(lexicons.router)
+    console.install(app)
+    app.include_router(openai_speech.router)
+    app.include_router(health.router)
+
+
+def compose_app(
+    services_factory: Callable[[], tuple[Services, Callable[[], None]]],
+    mount: Callable[[FastAPI], None],
+    *,
+    max_body_bytes: int = 32 * 1024 * 1024,
+    body_timeout_s: float = 120.0,
+    loop_stall_ms: int = 0,
+) -> FastAPI:
+    """An API app with the routes ``mount`` adds (the cloud's, or the self-hosted service's own)
+    and what every app of the API shares: the services' lifespan and thread pools, the warm-up,
+    OpenAPI, metrics, request ids, the body cap and the one error table."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -67,17 +99,7 @@ def create_app(
         lifespan=lifespan,
         dependencies=[Depends(bind_path_ids)],
     )
-    app.include_router(tts.router)
-    app.include_router(voices.router)
-    app.include_router(jobs.router)
-    app.include_router(ws.router)
-    app.include_router(utility.router)
-    app.include_router(admin.router)
-    app.include_router(usage.router)
-    app.include_router(lexicons.router)
-    console.install(app)
-    app.include_router(openai_speech.router)
-    app.include_router(health.router)
+    mount(app)
     openapi.install(app)
     app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
     app.add_middleware(metrics.MetricsMiddleware)

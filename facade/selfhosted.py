@@ -27,7 +27,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from facade import errors as e
-from facade.app import create_app
+from facade.app import compose_app
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.metered import MeteredSynthesis, encoded_whole
 from facade.plans import Plan, default_rate, resolve
@@ -105,12 +105,6 @@ def _services_factory(runtime: SelfHostedRuntime) -> Callable[[], tuple[Services
     return factory
 
 
-def _bare(app: FastAPI) -> FastAPI:
-    """``create_app`` mounts the cloud routers; the self-hosted apps keep only their own."""
-    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "").startswith(("/openapi", "/docs", "/redoc", "/metrics"))]
-    return app
-
-
 def create_selfhosted_app(
     config: SelfHostedConfig,
     *,
@@ -119,9 +113,13 @@ def create_selfhosted_app(
 ) -> FastAPI:
     """The HTTP app (:8000). Its ``state.runtime`` is what ``create_selfhosted_ws_app`` takes."""
     runtime = runtime or SelfHostedRuntime(config, catalog_factory=catalog_factory)
-    app = _bare(create_app(_services_factory(runtime)))
-    app.include_router(router)
-    app.include_router(health_router(runtime))
+    health = health_router(runtime)
+
+    def mount(app: FastAPI) -> None:
+        app.include_router(router)
+        app.include_router(health)
+
+    app = compose_app(_services_factory(runtime), mount)
     app.state.runtime = runtime
     return app
 
@@ -131,8 +129,7 @@ def create_selfhosted_ws_app(runtime: SelfHostedRuntime) -> FastAPI:
 
     ``/ws3`` is the vendor API contract's JSON WebSocket; ``/ws`` and ``/ws2`` come with the router and cost
     nothing, so they stay for clients that use them."""
-    app = _bare(create_app(_services_factory(runtime)))
-    app.include_router(ws.router)
+    app = compose_app(_services_factory(runtime), lambda app: app.include_router(ws.router))
     app.state.runtime = runtime
     return app
 
