@@ -129,9 +129,14 @@ def warm_route_context(app: FastAPI) -> None:
 
 def warm_up(services: Services) -> None:
     """Load the default voice and run one synthesis before serving, so the first customer does
-    not pay for reading weights (about a second) in their time to first byte."""
+    not pay for reading weights (about a second) in their time to first byte. The default voice
+    is the catalog's: its default model's first voice, in that voice's own language (an
+    operator's catalog need not have the shipped one)."""
     try:
-        voice = services.catalog.resolve(None, "joe", "en")
-        services.synthesizer.synthesize(voice, ["Ready."])
-    except Exception:  # a missing default voice must not stop the API; requests will say why
+        lineup = services.catalog.voices_of(None)
+        if not lineup:
+            log.warning("warm-up skipped: the default model %s has no voice", services.catalog.default_model)
+            return
+        services.synthesizer.synthesize(lineup[0], ["Ready."])
+    except Exception:  # a broken default voice must not stop the API; requests will say why
         log.exception("warm-up synthesis failed")

@@ -15,6 +15,7 @@ import anyio
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest
+from facade.vendor_controls import controls_for, steps_at_rate
 from scheduler.lexicons import UsedLexicon, for_request
 from speech.errors import PhonemesNotSupported
 from speech.synthesizer import Controls
@@ -66,7 +67,8 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         speaker = unit.voice or voice
         if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.synthesizer.speaks_phonemes(speaker):
             raise PhonemesNotSupported(unit.speaker or req.speaker)
-    controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
+    controls = controls_for(model_id, time_scale=req.time_scale, speed_alpha=req.speed_alpha)
+    units = steps_at_rate(model_id, units)
     return Plan(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
 
 

@@ -28,6 +28,7 @@ from facade.job_form import form_payload
 from facade.job_request import parse_job_request
 from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
+from facade.vendor_controls import speed_rate
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, qa, retention
 from scheduler.casting import check_cast
@@ -152,7 +153,7 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
             services.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
     return intake.JobSpec(
         text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
-        time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=job.format, webhook_url=job.webhook_url,
+        time_scale=req.time_scale, speed_alpha=speed_rate(model_id, req.speed_alpha), format=job.format, webhook_url=job.webhook_url,
         title=job.title, author=job.author, normalize=not req.no_text_normalization,
         skip_front_matter=job.skip_front_matter, chapters=chapters, pauses=job.given_pauses,
         loudness_lufs=job.loudness, loudness_scope=job.scope,

@@ -77,13 +77,13 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
         catalog = Catalog.load()
         julien, lucien = catalog.resolve("mistv3", "julien", "fr"), catalog.resolve("mistv3", "lucien", "fr")
         items = httpx.get(server.url + "/stats").json()["items"]
-        chunk = synthesizer.synthesize(julien, ["Bonjour."], Controls(model_id="mistv3"))[0]
+        chunk = synthesizer.synthesize(julien, ["Bonjour."], Controls())[0]
         assert chunk.sample_rate == 24000 and 0.3 < chunk.duration < 3.0
         assert [w.word.strip(".") for w in chunk.words] == ["Bonjour"] and chunk.words[0].end <= chunk.duration + 0.05
         assert httpx.get(server.url + "/stats").json()["items"] == items + 1
         phonemes = synthesizer.phonemize(julien, "Bonjour")
         assert "bɔ̃ʒˈuʁ" in phonemes and set(phonemes) - {" "} <= set(VOCAB)
-        assert synthesizer.synthesize(lucien, ["Bonjour."], Controls(model_id="mistv3"))[0].duration > 0.3
+        assert synthesizer.synthesize(lucien, ["Bonjour."], Controls())[0].duration > 0.3
         assert httpx.get(server.url + "/stats").json()["items"] == items + 1  # eSpeak NG: in-process
         synthesizer.close()
     finally:
