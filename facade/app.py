@@ -15,11 +15,12 @@ from contextlib import asynccontextmanager
 import fastapi.routing
 from fastapi import Depends, FastAPI
 
-from facade import console, metrics, openapi
+from facade import console, metrics, openapi, parts
 from facade import errors as e
 from facade.deps import Services
 from facade.limits import BodyLimit
 from facade.loop_watch import LoopWatch
+from facade.parts import Needs, Part
 from facade.request_log import RequestContextMiddleware, bind_path_ids
 from facade.routes import admin, health, jobs, lexicons, openai_speech, tts, usage, utility, voices, ws
 
@@ -38,9 +39,20 @@ def create_app(
     ``Settings.body_timeout_s``; a loop that stalls ``loop_stall_ms`` (``Settings.loop_stall_ms``;
     0: not watched) is logged with its stack."""
     return compose_app(
-        services_factory, mount_cloud_routes, max_body_bytes=max_body_bytes, body_timeout_s=body_timeout_s,
-        loop_stall_ms=loop_stall_ms,
+        services_factory, mount_cloud_routes, needs=CLOUD_NEEDS, max_body_bytes=max_body_bytes,
+        body_timeout_s=body_timeout_s, loop_stall_ms=loop_stall_ms,
     )
+
+
+#: What the cloud routes need of the services (``facade.parts``): checked before serving.
+CLOUD_NEEDS: Needs = {
+    "/v1/service-tts, /ws*, /v1/audio/speech and the utilities": tts.NEEDS,
+    "the usage rows every stream bills": frozenset({Part.DATABASE}),  # the self-hosted API spools instead
+    "/v1/jobs": jobs.NEEDS,
+    "/admin": admin.NEEDS,
+    "/v1/usage": usage.NEEDS,
+    "/v1/lexicons": lexicons.NEEDS,
+}
 
 
 def mount_cloud_routes(app: FastAPI) -> None:
@@ -61,17 +73,24 @@ def compose_app(
     services_factory: Callable[[], tuple[Services, Callable[[], None]]],
     mount: Callable[[FastAPI], None],
     *,
+    needs: Needs,
     max_body_bytes: int = 32 * 1024 * 1024,
     body_timeout_s: float = 120.0,
     loop_stall_ms: int = 0,
 ) -> FastAPI:
     """An API app with the routes ``mount`` adds (the cloud's, or the self-hosted service's own)
     and what every app of the API shares: the services' lifespan and thread pools, the warm-up,
-    OpenAPI, metrics, request ids, the body cap and the one error table."""
+    OpenAPI, metrics, request ids, the body cap and the one error table. ``needs``: what the
+    routes need of the services; a deployment without it does not start (``MissingParts``)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services, close = services_factory()
+        try:
+            parts.check(services, needs)  # MissingParts: the server does not start
+        except parts.MissingParts:
+            close()
+            raise
         app.state.services = services
         collector = metrics.register_job_collector(services)
         close_pools = services.open_pools()  # every thread the API calls into starts now, before serving

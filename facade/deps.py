@@ -137,8 +137,9 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 def configured(part: T | None) -> T:
-    """A part of the services a route needs (the object store, the dispatcher): a deployment
-    built without it answers 500 ``internal error``, as ``session_for`` does."""
+    """A part of the services a route needs (the object store, the dispatcher), narrowed from
+    optional. A deployment built without it does not start (``facade.parts``: the route's
+    ``NEEDS``); should a route use a part it did not declare, this answers 500 ``internal error``."""
     if part is None:
         raise e.ApiError(500, e.INTERNAL)
     return part

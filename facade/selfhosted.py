@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -30,6 +30,7 @@ from facade import errors as e
 from facade.app import compose_app
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.metered import MeteredSynthesis, encoded_whole
+from facade.parts import Part
 from facade.plans import Plan, default_rate, resolve
 from facade.routes import ws
 from facade.routes.tts import audio_stream
@@ -45,6 +46,7 @@ from speech.audio import (
 )
 
 ENDPOINT = "self-hosted"
+SELF_HOSTED_NEEDS: Final = frozenset({Part.AUTHENTICATOR})  # no database, store or queue here
 JSON_OUTPUT_FORMATS = JSON_VARIANT_FORMATS | {AudioFormat.PCM}
 DEFAULT_JSON_FORMAT = "wav"
 
@@ -119,7 +121,7 @@ def create_selfhosted_app(
         app.include_router(router)
         app.include_router(health)
 
-    app = compose_app(_services_factory(runtime), mount)
+    app = compose_app(_services_factory(runtime), mount, needs={"/": SELF_HOSTED_NEEDS})
     app.state.runtime = runtime
     return app
 
@@ -129,7 +131,8 @@ def create_selfhosted_ws_app(runtime: SelfHostedRuntime) -> FastAPI:
 
     ``/ws3`` is the vendor API contract's JSON WebSocket; ``/ws`` and ``/ws2`` come with the router and cost
     nothing, so they stay for clients that use them."""
-    app = compose_app(_services_factory(runtime), lambda app: app.include_router(ws.router))
+    app = compose_app(_services_factory(runtime), lambda app: app.include_router(ws.router),
+                      needs={"/ws3": SELF_HOSTED_NEEDS})
     app.state.runtime = runtime
     return app
 

@@ -26,6 +26,7 @@ from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configured, session_for
 from facade.job_form import form_payload
 from facade.job_request import parse_job_request
+from facade.parts import Part
 from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from facade.vendor_controls import speed_rate
@@ -45,6 +46,7 @@ from store.errors import JobNotFound
 from store.status import JobStatus
 
 router = APIRouter()
+NEEDS: Final = frozenset({Part.AUTHENTICATOR, Part.DATABASE, Part.OBJECTS, Part.DISPATCHER, Part.JOB_LIMIT})
 EXPIRED: Final = "job audio has expired"
 
 

@@ -18,8 +18,8 @@ from facade.job_request import JobRequest
 def spec() -> dict[str, Any]:
     services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
                         dispatcher=None, redis=None)
-    with TestClient(create_app(lambda: (services, lambda: None))) as client:
-        response = client.get("/openapi.json")
+    app = create_app(lambda: (services, lambda: None))
+    response = TestClient(app).get("/openapi.json")  # the document only: no lifespan, nothing served
     assert response.status_code == 200
     return response.json()  # type: ignore[no-any-return]
 
