@@ -93,7 +93,7 @@ def compose_app(
             raise
         app.state.services = services
         collector = metrics.register_job_collector(services)
-        close_pools = services.open_pools()  # every thread the API calls into starts now, before serving
+        close_pools = services.pools.open()  # every thread the API calls into starts now, before serving
         await services.offload(warm_up, services)
         warm_route_context(app)
         # Everything loaded so far (weights, catalogs, lexicons) lives as long as the process: out

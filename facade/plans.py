@@ -109,11 +109,11 @@ async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any)
     event loop, holding none, and the pool's threads run at a lower CPU priority than the event
     loop (``facade.engine_pool``), so the API answers promptly while the streams share the cores.
     Like ``anyio.to_thread.run_sync``, a cancelled caller waits for its step to end (the step's
-    results are billed by whoever called it). The pool is the app's (``Services.open_pools``);
+    results are billed by whoever called it). The pool is the app's (``ServingPools.open``);
     services used outside an app, or with no slots, run steps on anyio's pool."""
-    if services.engine_pool is None:
+    if services.pools.engine is None:
         return await anyio.to_thread.run_sync(fn, *args)
-    return await services.engine_pool.run(fn, *args)
+    return await services.pools.engine.run(fn, *args)
 
 
 def default_rate(model_id: str, fmt_name: str) -> int:
