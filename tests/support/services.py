@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import tempfile
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,11 @@ def idle_parts() -> dict[str, Any]:
     """The parts a cloud app needs to start (``facade.parts``) that a test of other routes never
     reaches: a real object store in a new directory and a real Celery dispatcher on kombu's
     in-memory transport (nothing is sent), and the jobs route's limit as served."""
+    root = Path(tempfile.mkdtemp(prefix="lector-idle-objects-"))
+    objects = LocalObjectStore(root)
+    weakref.finalize(objects, shutil.rmtree, root, ignore_errors=True)  # gone with the store, or at exit
     return {
-        "objects": LocalObjectStore(Path(tempfile.mkdtemp(prefix="lector-idle-objects-"))),
+        "objects": objects,
         "dispatcher": Dispatcher(make_celery("memory://")),
         "max_job_chars": Settings.model_fields["max_job_chars"].default,
     }
