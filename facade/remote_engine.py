@@ -171,7 +171,7 @@ class RemoteSynthesizer(Synthesizer):
     """A ``Synthesizer`` whose engines are model services, one ``RemoteEngine`` per (url, voice).
 
     ``route(voice, controls)`` picks the model service: ``MODEL_URL``, or for ``arcana`` the one of
-    the voice's language (``controls.model_id`` is the model that serves the request, which is
+    the voice's language (``controls.route`` is the model that serves the request, which is
     how a voice shared by several lineups still reaches the right container). ``voice_name``
     gives the name sent in requests (default: the voice's ``speaker``).
 

@@ -16,6 +16,7 @@ import anyio
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest
+from facade.vendor_controls import controls_for, steps_at_rate
 from scheduler.lexicons import UsedLexicon, for_request
 from speech.errors import PhonemesNotSupported
 from speech.stream_steps import StreamStep, steps_for_request
@@ -68,7 +69,8 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         speaker = unit.voice or voice
         if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.synthesizer.speaks_phonemes(speaker):
             raise PhonemesNotSupported(unit.speaker or req.speaker)
-    controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
+    controls = controls_for(model_id, time_scale=req.time_scale, speed_alpha=req.speed_alpha)
+    units = steps_at_rate(model_id, units)
     return ResolvedRequest(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
 
 
@@ -109,11 +111,11 @@ async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any)
     event loop, holding none, and the pool's threads run at a lower CPU priority than the event
     loop (``facade.engine_pool``), so the API answers promptly while the streams share the cores.
     Like ``anyio.to_thread.run_sync``, a cancelled caller waits for its step to end (the step's
-    results are billed by whoever called it). The pool is the app's (``Services.open_pools``);
+    results are billed by whoever called it). The pool is the app's (``ServingPools.open``);
     services used outside an app, or with no slots, run steps on anyio's pool."""
-    if services.engine_pool is None:
+    if services.pools.engine is None:
         return await anyio.to_thread.run_sync(fn, *args)
-    return await services.engine_pool.run(fn, *args)
+    return await services.pools.engine.run(fn, *args)
 
 
 def default_rate(model_id: str, fmt_name: str) -> int:

@@ -70,7 +70,7 @@ class JobParams:
     lang: str
     sampling_rate: int | None = None  # None: the assembly's rate (``assembly.DEFAULT_RATE``)
     time_scale: float = 1.0
-    speed_alpha: float | None = None
+    speed_alpha: float | None = None  # a rate, above 1.0 faster: the facade turns mistv2's length factor into one
     format: str = "wav"
     webhook_url: str | None = None
     title: str | None = None

@@ -185,8 +185,7 @@ def synthesize_batch(
     book_rate = synthesizer.engine(narrator).sample_rate  # a cast's voices all come to the narrator's rate
     controls = Controls(
         time_scale=params.time_scale or 1.0,
-        speed_alpha=params.speed_alpha,
-        model_id=params.model_id,
+        speed=params.speed_alpha,  # stored as a rate (facade.vendor_controls)
     )
     lang = params.lang
     normalize_text = params.normalize

@@ -30,7 +30,7 @@ class StreamStep:
     text: str = ""
     pause_ms: int = 0
     phonemes: str = ""
-    speed: float | None = None  # an inline speedAlpha for this stretch; None: the request's
+    speed: float | None = None  # an inline speed for this stretch (the caller makes it a rate); None: the request's
     word: str = ""  # what ``phonemes`` say as written (SSML phoneme, a lexicon): shown in timings
     rate: float | None = None  # an SSML rate factor (2.0 twice as fast), on top of the request's speed
     gain_db: float = 0.0  # SSML volume/emphasis: a gain on the audio as made

@@ -1,7 +1,7 @@
 """``POST /v1/audio/speech``: OpenAI's speech API on lector's keys, billing, voices and engines.
 
 The request is translated by ``facade.openai_compat`` into the same ``SynthesisRequest`` and
-``Plan`` that ``/v1/service-tts`` uses, so a key, a voice and a bill mean the same on both
+``ResolvedRequest`` that ``/v1/service-tts`` uses, so a key, a voice and a bill mean the same on both
 routes (usage rows are ``http`` rows of the requested lector model). mp3, opus, wav and pcm
 stream sentence by sentence; flac and aac are encoded whole. Errors on this route alone follow
 OpenAI's JSON shape, because OpenAI's clients parse them.

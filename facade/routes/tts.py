@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -22,6 +23,7 @@ from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.metered import MeteredSynthesis, encoded_whole
 from facade.metrics import observe_first_byte
+from facade.parts import Part
 from facade.request_resolution import ResolvedRequest, default_rate, resolve
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
@@ -35,6 +37,7 @@ from speech.audio import (
 
 log = logging.getLogger("lector.tts")
 router = APIRouter()
+NEEDS: Final = frozenset({Part.AUTHENTICATOR})  # facade.parts: checked before serving
 
 JSON_MODELS = frozenset({"mist", "mistv2"})
 SSE_MODELS = frozenset({"mistv2"})

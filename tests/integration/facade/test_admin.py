@@ -23,6 +23,7 @@ from speech.voices import Catalog
 from store.db import Usage, create_account, create_key, record_usage, session_scope
 from store.db.session import scoped_sessions
 from tests.fixtures.ledger import as_sums, assert_same, direct_sums
+from tests.support.services import idle_parts
 
 ADMIN_TOKEN = "adm_" + "x" * 40
 DAY0 = datetime(2025, 5, 1, tzinfo=UTC)
@@ -35,11 +36,10 @@ def _services(factory: sessionmaker[Session], admin_token: str | None, catalog: 
         catalog=catalog,
         synthesizer=None,  # type: ignore[arg-type]
         session_factory=sessions,
-        objects=None,
-        dispatcher=None,
         redis=None,
         authenticator=db_authenticator(sessions),
         admin_token=admin_token,
+        **idle_parts(),
     )
 
 

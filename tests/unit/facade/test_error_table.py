@@ -71,6 +71,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     speech_errors.UnsafeXml: (400, "boom"),
     speech_errors.SsmlError: (400, "boom"),
     speech_errors.LexiconError: (400, "boom"),
+    wire.InvalidInvocation: (400, "boom"),
 }
 # Failures of ours, not the client's: a 500 that says no more than the vendor API contract's "internal error".
 SERVER_FAILURES: frozenset[type[Exception]] = frozenset({

@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketDenialResponse
 
-from facade.app import create_app
+from facade.app import compose_app
 from facade.deps import Principal, Services
+from facade.routes import tts, ws
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from tests.support.fake_engine import ToneEngine
@@ -41,6 +43,12 @@ def _principal(key: str) -> Principal:
     return Principal(None, None, "unit", None, None, 100, "")
 
 
+def _streaming_routes(app: FastAPI) -> None:
+    """The streaming routes alone, billed through a usage sink: no PostgreSQL in a unit test."""
+    app.include_router(tts.router)
+    app.include_router(ws.router)
+
+
 @pytest.fixture
 def app_parts() -> Iterator[tuple[TestClient, ToneEngine, Sink]]:
     engine, sink = ToneEngine(), Sink()
@@ -48,7 +56,7 @@ def app_parts() -> Iterator[tuple[TestClient, ToneEngine, Sink]]:
         catalog=Catalog.load(), synthesizer=Synthesizer(lambda _voice: engine), session_factory=None, objects=None,
         dispatcher=None, redis=None, self_hosted=True, usage_sink=sink, authenticator=_principal,
     )
-    app = create_app(lambda: (services, lambda: None))
+    app = compose_app(lambda: (services, lambda: None), _streaming_routes, needs={"streams": tts.NEEDS})
     with TestClient(app, raise_server_exceptions=False) as client:
         engine.calls.clear()  # the warm-up's
         sink.rows.clear()
