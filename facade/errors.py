@@ -30,9 +30,9 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from facade import invocations_format as wire
 from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
-from speech import wire
 from store import errors as store_errors
 
 log = logging.getLogger("lector.facade")

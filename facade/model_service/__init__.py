@@ -1,7 +1,7 @@
 """The model service: a voice behind ``POST /invocations`` with dynamic batching (``lector model-server``).
 
 ``app`` composes the FastAPI app from ``health`` and ``synthesis``; ``state`` loads the voices;
-``speech.batcher`` runs concurrent requests as one engine call; ``speech.wire`` is the
+``speech.batcher`` runs concurrent requests as one engine call; ``facade.invocations_format`` is the
 request/response format shared with the client (``facade.remote_engine``).
 """
 

@@ -12,7 +12,7 @@ the batcher groups sentences by engine, so a batch never mixes voices.
 
 Composed as the API is: routers (``health``, ``synthesis``), the one error table
 (``facade.errors``, every answer JSON here) and the API's thread policy (a pool started in the
-lifespan, ``state.ModelState.offload``). The request format is ``speech.wire``.
+lifespan, ``state.ModelState.offload``). The request format is ``facade.invocations_format``.
 """
 
 from __future__ import annotations

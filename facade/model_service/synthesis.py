@@ -1,4 +1,4 @@
-"""``POST /invocations`` (sentences in, the ``speech.wire`` frames out) and ``POST /phonemize``.
+"""``POST /invocations`` (sentences in, the ``facade.invocations_format`` frames out) and ``POST /phonemize``.
 
 Every refusal is raised and answered by the one error table (``facade.errors``, JSON bodies on
 this app): a malformed body 400 (``wire.InvalidInvocation``), not ready 503, a voice
@@ -18,9 +18,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from facade import errors as e
+from facade import invocations_format as wire
 from facade.model_service.health import ModelStateDep
 from facade.model_service.state import ModelState
-from speech import wire
 from speech.batcher import Batcher
 from speech.engines.base import Engine, speaks_phonemes
 from speech.types import SynthesisOptions

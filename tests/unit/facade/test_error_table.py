@@ -16,10 +16,10 @@ from fastapi import APIRouter, FastAPI
 from fastapi.testclient import TestClient
 
 from facade import errors as e
+from facade import invocations_format as wire
 from facade.remote_engine import ModelUnavailable, VoiceNotServed
 from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
-from speech import wire
 from store import errors as store_errors
 
 ROOMS: tuple[ModuleType, ...] = (speech_errors, store_errors, scheduler_errors, wire)

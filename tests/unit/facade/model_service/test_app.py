@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from facade import errors as e
+from facade import invocations_format as wire
 from facade.model_service import create_model_app
 from facade.remote_engine import ModelUnavailable, RemoteEngine, VoiceNotServed
-from speech import wire
 from speech.types import SynthesisOptions
 from tests.support.fake_engine import ToneEngine
 from tests.support.servers import ServerThread, wait_until

@@ -1,6 +1,6 @@
-"""The ``/invocations`` wire format: lector's own, shared by the model service (``facade.model_service``) and its
-client (``facade.remote_engine``); it lives in ``speech`` because both may import it and it needs
-only numpy and ``speech.types``.
+"""The ``/invocations`` request and response format: lector's own, shared by the model service
+(``facade.model_service``) and its client (``facade.remote_engine``), both HTTP adapters, so it
+lives beside them and not in the synthesis core. It needs only numpy and ``speech.types``.
 
 Request (``POST /invocations``, ``Content-Type: application/json``)::
 
