@@ -21,7 +21,19 @@ from facade.deps import Services
 from facade.limits import BodyLimit
 from facade.loop_watch import LoopWatch
 from facade.request_log import RequestContextMiddleware, bind_path_ids
-from facade.routes import admin, health, jobs, lexicons, openai_speech, tts, usage, utility, voices, ws
+from facade.routes import (
+    admin,
+    health,
+    job_stream,
+    jobs,
+    lexicons,
+    openai_speech,
+    tts,
+    usage,
+    utility,
+    voices,
+    ws,
+)
 
 log = logging.getLogger("lector.facade")
 
@@ -70,6 +82,7 @@ def create_app(
     app.include_router(tts.router)
     app.include_router(voices.router)
     app.include_router(jobs.router)
+    app.include_router(job_stream.router)
     app.include_router(ws.router)
     app.include_router(utility.router)
     app.include_router(admin.router)
