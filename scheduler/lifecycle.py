@@ -167,13 +167,23 @@ def synthesize(
     on_billed: Callable[[str, int], None] | None = None,
     assemble_ahead: bool = False,
     live: bool = False,
+    send: Callable[[list[Message]], None] | None = None,
 ) -> Step[int]:
     """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
     batch nobody has been given yet (fairness: a job keeps only a few batches queued) and, with
     ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.progressive_assembly``). With
-    ``live``, every batch that stored chunks also sends the live playlist's segment maker
-    (``scheduler.hls``).
-    ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
+    ``live``, the live playlist's segment maker (``scheduler.hls``) follows the chunks stored:
+    through ``send`` after each engine call's commit (a batch holds several), else once after
+    the batch. ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
+    listen = [Message(TASK_HLS, (str(job_id),))]
+
+    def stored() -> None:
+        assert send is not None
+        try:
+            send(listen)
+        except Exception:  # noqa: BLE001 - listening must never fail synthesis; assembly sends it again
+            log.warning("job %s: the live playlist's maker could not be sent", job_id, exc_info=True)
+
     result = synthesis.synthesize_batch(
         sessions=sessions,
         objects=objects,
@@ -182,6 +192,7 @@ def synthesize(
         job_id=job_id,
         indices=indices,
         group_chars=group_chars,
+        on_stored=stored if live and send is not None else None,
     )
     if on_billed is not None and result.billed:
         on_billed(result.model, result.billed)
@@ -191,7 +202,9 @@ def synthesize(
             following = planning.next_batches(session=session, objects=objects, job_id=job_id)
     return Step(
         result.synthesized,
-        after_batch(job_id, result, following, assemble_ahead=assemble_ahead, indices=indices, live=live),
+        after_batch(
+            job_id, result, following, assemble_ahead=assemble_ahead, indices=indices, live=live and send is None
+        ),
     )
 
 

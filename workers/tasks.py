@@ -113,7 +113,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
         job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
         on_billed=res.on_billed,
-        assemble_ahead=res.config.assembly_ahead, live=res.config.live_playlist,
+        assemble_ahead=res.config.assembly_ahead, live=res.config.live_playlist, send=res.dispatcher.send_all,
     ))
 
 
