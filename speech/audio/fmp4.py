@@ -13,6 +13,8 @@ Layout (ISO/IEC 14496-12 and 14496-14), one audio track, id 1, timescale = the s
   carries the AAC AudioSpecificConfig, empty sample tables, ``mvex``/``trex``).
 - media: ``moof`` (``mfhd`` sequence number, ``traf`` with ``tfhd`` default-base-is-moof,
   ``tfdt`` version 1, ``trun`` with data offset, per-sample durations and sizes), then ``mdat``.
+
+A MediaSource takes them as ``audio/mp4; codecs="mp4a.40.2"`` (AAC-LC; the console's live.js).
 """
 
 from __future__ import annotations
@@ -23,9 +25,6 @@ from dataclasses import dataclass
 from typing import Final
 
 TRACK_ID: Final = 1
-#: The codecs string a MediaSource needs for these segments (AAC-LC).
-AAC_LC_CODECS: Final = "mp4a.40.2"
-MIME_TYPE: Final = f'audio/mp4; codecs="{AAC_LC_CODECS}"'
 
 
 @dataclass(frozen=True, slots=True)
