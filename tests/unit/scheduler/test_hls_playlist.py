@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
+import pytest
+
+from scheduler.errors import SegmentNotFound
 from scheduler.hls_index import StreamIndex
-from scheduler.hls_playlist import render
+from scheduler.hls_playlist import playlist, render, segment_key
+from scheduler.objects import hls_index_key, hls_init_key, hls_segment_key
+from store.db.models import Job
+from store.objects.local import LocalObjectStore
+from store.status import JobStatus
 
 RATE = 24000
 
@@ -45,3 +55,39 @@ def test_every_rendering_starts_with_the_one_before() -> None:
         assert later.startswith(earlier)
         earlier = later
     assert render(_index(5, complete=True), ended=True).startswith(earlier)
+
+
+@pytest.mark.parametrize(
+    ("status", "complete", "chunks", "ended"),
+    [
+        (JobStatus.RUNNING, False, 4, False),
+        (JobStatus.ASSEMBLING, True, 4, False),  # listed to the end, but the job is not done yet
+        (JobStatus.SUCCEEDED, False, 4, False),  # the maker's last pass is still to come
+        (JobStatus.SUCCEEDED, True, 4, True),
+        (JobStatus.SUCCEEDED, False, 0, True),  # nothing to say: nothing will be listed
+        (JobStatus.CANCELED, False, 4, True),  # what was made, and no more
+        (JobStatus.FAILED, False, 4, True),
+    ],
+)
+def test_a_playlist_ends_when_its_book_is_listed_or_its_job_stopped(
+    tmp_path: Path, status: JobStatus, complete: bool, chunks: int, ended: bool
+) -> None:
+    objects = LocalObjectStore(tmp_path)
+    job = Job(id=uuid.uuid4(), status=status, chunks_total=chunks)
+    objects.put_bytes(hls_index_key(job.id), _index(2, complete=complete).to_json())
+    text = playlist(objects, job)
+    assert text.endswith("#EXT-X-ENDLIST\n") is ended
+    assert "stream/1.m4s" in text
+
+
+def test_only_listed_segments_have_addresses(tmp_path: Path) -> None:
+    objects = LocalObjectStore(tmp_path)
+    job_id = uuid.uuid4()
+    with pytest.raises(SegmentNotFound):
+        segment_key(objects, job_id, "init.mp4")  # nothing listed yet
+    objects.put_bytes(hls_index_key(job_id), _index(2).to_json())
+    assert segment_key(objects, job_id, "init.mp4") == hls_init_key(job_id)
+    assert segment_key(objects, job_id, "1.m4s") == hls_segment_key(job_id, 1)
+    for name in ("2.m4s", "01.m4s", "-1.m4s", "1.mp4", "source.txt", "1.m4s.json"):
+        with pytest.raises(SegmentNotFound):
+            segment_key(objects, job_id, name)
