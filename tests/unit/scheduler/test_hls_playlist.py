@@ -91,3 +91,33 @@ def test_only_listed_segments_have_addresses(tmp_path: Path) -> None:
     for name in ("2.m4s", "01.m4s", "-1.m4s", "1.mp4", "source.txt", "1.m4s.json"):
         with pytest.raises(SegmentNotFound):
             segment_key(objects, job_id, name)
+
+
+def test_ffmpeg_s_hls_player_plays_a_playlist_and_its_segments(tmp_path: Path) -> None:
+    """An independent HLS client (FFmpeg's demuxer, through PyAV) reads the playlist, the init
+    segment and every media segment, to the last sample."""
+    import av
+    import numpy as np
+
+    from scheduler.hls_index import KnownAudio, next_segments
+    from speech.audio.aac_frames import POST_ROLL, PRE_ROLL, encode_stretch
+    from speech.audio.fmp4 import init_segment, media_segment
+
+    audio = (0.3 * np.sin(2 * np.pi * 220 * np.arange(RATE * 20) / RATE)).astype(np.float32)
+    known = KnownAudio(RATE, len(audio), len(audio), [("A", 0), ("B", RATE * 9)])
+    (tmp_path / "stream").mkdir()
+    index = StreamIndex(RATE)
+    for number, (start, stop) in enumerate(next_segments(0, known)):
+        lo, hi = max(0, start - PRE_ROLL), min(len(audio), stop + POST_ROLL)
+        stretch = encode_stretch(audio[lo:hi], lo, start, stop, RATE)
+        if number == 0:
+            (tmp_path / "stream" / "init.mp4").write_bytes(init_segment(RATE, stretch.config))
+        (tmp_path / "stream" / f"{number}.m4s").write_bytes(media_segment(number + 1, start, stretch.samples))
+        index = index.with_segment(start, stop, known.chapters, last=stop == len(audio))
+    (tmp_path / "stream.m3u8").write_text(render(index, ended=True))
+    options = {"allowed_extensions": "ALL", "allowed_segment_extensions": "ALL", "extension_picky": "0"}
+    with av.open(str(tmp_path / "stream.m3u8"), options=options) as container:
+        decoded = np.concatenate([frame.to_ndarray().reshape(-1) for frame in container.decode(audio=0)])
+    assert len(index.segments) == 4 and len(audio) <= len(decoded) < len(audio) + 1024
+    steady = slice(RATE, len(audio) - RATE)
+    assert float(np.sqrt(np.mean((decoded[steady] - audio[steady]) ** 2))) < 0.02  # the tone, in place
