@@ -22,7 +22,19 @@ from facade.limits import BodyLimit
 from facade.loop_watch import LoopWatch
 from facade.parts import Needs, Part
 from facade.request_log import RequestContextMiddleware, bind_path_ids
-from facade.routes import admin, health, jobs, lexicons, openai_speech, tts, usage, utility, voices, ws
+from facade.routes import (
+    admin,
+    health,
+    job_stream,
+    jobs,
+    lexicons,
+    openai_speech,
+    tts,
+    usage,
+    utility,
+    voices,
+    ws,
+)
 
 log = logging.getLogger("lector.facade")
 
@@ -49,6 +61,7 @@ CLOUD_NEEDS: Needs = {
     "/v1/service-tts, /ws*, /v1/audio/speech and the utilities": tts.NEEDS,
     "the usage rows every stream bills": frozenset({Part.DATABASE}),  # the self-hosted API spools instead
     "/v1/jobs": jobs.NEEDS,
+    "/v1/jobs/{id}/stream.m3u8": job_stream.NEEDS,
     "/admin": admin.NEEDS,
     "/v1/usage": usage.NEEDS,
     "/v1/lexicons": lexicons.NEEDS,
@@ -59,6 +72,7 @@ def mount_cloud_routes(app: FastAPI) -> None:
     app.include_router(tts.router)
     app.include_router(voices.router)
     app.include_router(jobs.router)
+    app.include_router(job_stream.router)
     app.include_router(ws.router)
     app.include_router(utility.router)
     app.include_router(admin.router)

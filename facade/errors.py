@@ -89,6 +89,7 @@ FORBIDDEN = "access forbidden"
 WS_LIMIT = "Currently at websocket limit"
 INTERNAL = "internal error"
 JOB_NOT_FOUND = "job not found"
+SEGMENT_NOT_FOUND = "segment not found"
 DATABASE = "Database error"
 TEXTNORM_ENGINE = "text normalization engine error"
 BODY_TIMEOUT = "request body was not received in time"
@@ -145,6 +146,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     scheduler_errors.InvalidCast: (400, None),
     scheduler_errors.LexiconRefused: (400, None),
     scheduler_errors.TooManyJobs: (429, None),
+    scheduler_errors.SegmentNotFound: (404, SEGMENT_NOT_FOUND),  # a live playlist's, unlisted or no such name
     store_errors.LexiconNotFound: (404, None),
 }
 #: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -167,7 +168,10 @@ def synthesize_batch(
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,
+    on_stored: Callable[[], None] | None = None,
 ) -> BatchResult:
+    """``on_stored()`` is called after each engine call's chunks are committed done (the live
+    playlist's maker can follow a batch group by group, not batch by batch)."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.is_terminal:
@@ -234,6 +238,8 @@ def synthesize_batch(
             )
             produced += len(marked)
             billed += sum(billed_per_chunk[i] for i in marked)
+        if marked and on_stored is not None:
+            on_stored()
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING

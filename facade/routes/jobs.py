@@ -79,7 +79,7 @@ def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, 
     }
 
 
-def _job_id(raw: str) -> uuid.UUID:
+def parse_job_id(raw: str) -> uuid.UUID:
     try:
         return uuid.UUID(raw)
     except ValueError:
@@ -228,7 +228,7 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
 
 @router.get("/v1/jobs/{job_id}")
 async def get(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
-    return JSONResponse(await services.offload(_get, services, principal, _job_id(job_id)))
+    return JSONResponse(await services.offload(_get, services, principal, parse_job_id(job_id)))
 
 
 @router.get("/v1/jobs")
@@ -253,7 +253,7 @@ async def list_(
 @router.delete("/v1/jobs/{job_id}")
 async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
     """Cancel (``scheduler.lifecycle.cancel``): synthesis stops at its next check, within one engine call."""
-    jid = _job_id(job_id)
+    jid = parse_job_id(job_id)
 
     def run() -> tuple[dict[str, Any], list[Message]]:
         with session_for(services) as session:
@@ -284,7 +284,7 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
     the store cannot presign). A browser cannot follow the redirect with its key and read the
     answer from another origin; the console plays ``url`` and saves ``downloadUrl`` (served as an
     attachment) instead."""
-    key, content_type = await services.offload(_result, services, principal, _job_id(job_id))
+    key, content_type = await services.offload(_result, services, principal, parse_job_id(job_id))
     if request.headers.get("accept", "").split(";")[0].strip().lower() == "application/json":
         name = f"{job_id}.{key.rsplit('.', 1)[-1]}" if "." in key.rsplit("/", 1)[-1] else job_id
         url = await services.offload(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
@@ -301,7 +301,7 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
 
 
 async def _artefact(services: Services, principal: Principal, raw_id: str, key_of: Any, media_type: str) -> Response:
-    jid = _job_id(raw_id)
+    jid = parse_job_id(raw_id)
     await services.offload(_result, services, principal, jid)
     data = await services.offload(configured(services.objects).get_bytes, key_of(jid))
     return Response(data, media_type=media_type)

@@ -65,6 +65,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     scheduler_errors.InvalidChapters: (400, "boom"),
     scheduler_errors.LexiconRefused: (400, "boom"),
     scheduler_errors.InvalidCast: (400, "boom"),
+    scheduler_errors.SegmentNotFound: (404, "segment not found"),
     scheduler_errors.TooManyJobs: (429, "too many unfinished jobs: an account may have at most 3 queued or running"),
     store_errors.LexiconNotFound: (404, "lexicon 'boom' not found"),
     speech_errors.MalformedXml: (400, "boom"),
