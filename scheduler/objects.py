@@ -16,6 +16,8 @@ class TimedWord(TypedDict):
     word: str
     start: float
     end: float
+    textOffset: NotRequired[int]  # where the word was written in the job's text (docs/api.md)
+    textLength: NotRequired[int]
 
 
 class ChunkMeta(TypedDict):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from scheduler.objects import ChunkVoice, TimedWord
@@ -43,12 +43,36 @@ class TimedSentence:
     def end(self) -> float:
         return float(self.words[-1]["end"])
 
+    def written_at(self) -> dict[str, int]:
+        """``textOffset`` and ``textLength`` of the sentence in the job's text (from its words)."""
+        return written_at(self.words)
+
+
+def written_at(words: Sequence[TimedWord]) -> dict[str, int]:
+    """Where ``words`` were written in the job's text, from the first word's offset to the end
+    of the last (empty when their offsets are not known)."""
+    placed = [w for w in words if "textOffset" in w and "textLength" in w]
+    if not placed:
+        return {}
+    start = min(w["textOffset"] for w in placed)
+    end = max(w["textOffset"] + w["textLength"] for w in placed)
+    return {"textOffset": start, "textLength": end - start}
+
+
+def shifted(word: TimedWord, shift: float) -> TimedWord:
+    """A chunk's word on the book's clock (rounded to the millisecond), its offsets kept."""
+    out: TimedWord = {"word": word["word"], "start": round(shift + word["start"], 3), "end": round(shift + word["end"], 3)}
+    if "textOffset" in word and "textLength" in word:
+        out["textOffset"], out["textLength"] = word["textOffset"], word["textLength"]
+    return out
+
 
 @dataclass(frozen=True, slots=True)
 class Cue:
     start: float
     end: float
     text: str  # one or two lines
+    written: dict[str, int] = field(default_factory=dict)  # ``written_at`` of the cue's words
 
 
 def spoken_sentences(text: str, lang: str, *, normalize_text: bool = True) -> list[tuple[str, int]]:
@@ -128,7 +152,8 @@ def cues(sentence: TimedSentence) -> list[Cue]:
     for k, piece in enumerate(pieces):
         first, last = words[bounds[k]], words[max(bounds[k + 1] - 1, bounds[k])]
         start = float(first["start"])
-        out.append(Cue(start, max(float(last["end"]), start + MIN_CUE_SECONDS), wrap(piece)))
+        said = words[bounds[k] : max(bounds[k + 1], bounds[k] + 1)]
+        out.append(Cue(start, max(float(last["end"]), start + MIN_CUE_SECONDS), wrap(piece), written_at(said)))
     return out
 
 
@@ -148,9 +173,13 @@ def srt_block(number: int, cue: Cue) -> str:
 
 
 def vtt_block(cue: Cue, voice: str | None = None) -> str:
-    """A WebVTT cue; with ``voice``, its text in a voice span (``<v Elizabeth>``) as players show it."""
+    """A WebVTT cue; with ``voice``, its text in a voice span (``<v Elizabeth>``) as players show it.
+    Its identifier says where its words were written in the job's text
+    (``textOffset=120 textLength=64``): players ignore identifiers, a reader can parse them."""
     text = cue.text if voice is None else "\n".join(f"<v {voice}>{line}</v>" for line in _escaped(cue.text).split("\n"))
-    return f"{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{text}\n\n"
+    at = cue.written
+    identifier = f"textOffset={at['textOffset']} textLength={at['textLength']}\n" if at else ""
+    return f"{identifier}{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{text}\n\n"
 
 
 NARRATOR_LABEL: Final = "Narrator"
