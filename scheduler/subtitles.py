@@ -22,7 +22,7 @@ from typing import Final
 from scheduler.objects import ChunkVoice, TimedWord
 from speech.synthesizer import clean
 from speech.text import normalize, split_sentences
-from speech.text.phonemize import split_words
+from speech.text.words import split_words
 
 MAX_CUE_CHARS: Final = 84
 MAX_LINE_CHARS: Final = 42
