@@ -134,6 +134,8 @@ def store_chunk(
     meta: ChunkMeta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
     if voicing is not None:
         meta |= {"voice": voicing.voice, "speaker": voicing.speaker}
+    if runs:
+        meta["sources"] = runs
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
 
