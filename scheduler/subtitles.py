@@ -75,15 +75,9 @@ class Cue:
     written: dict[str, int] = field(default_factory=dict)  # ``written_at`` of the cue's text
 
 
-def spoken_sentences(text: str, lang: str, *, normalize_text: bool = True) -> list[tuple[str, int]]:
-    """(sentence as written, number of words the engine timed for it), the way synthesis cut it."""
-    cleaned = clean(text)
-    return [(cleaned[start:end], n) for start, end, n in _spoken(cleaned, lang, normalize_text)]
-
-
-def _spoken(cleaned: str, lang: str, normalize_text: bool) -> list[tuple[int, int, int]]:
-    """(start, end, number of words timed) of each sentence of ``cleaned`` (a ``clean`` text,
-    as synthesis saw it) that says something."""
+def spoken_sentences(cleaned: str, lang: str, *, normalize_text: bool = True) -> list[tuple[int, int, int]]:
+    """(start, end, number of words the engine timed for it) of each sentence of ``cleaned`` (a
+    ``speech.synthesizer.clean`` text) that says something, the way synthesis cut it."""
     out = []
     for span in split_sentences(cleaned, lang):
         written = span.text.strip()
@@ -101,7 +95,7 @@ def timed_sentences(
     if not words:
         return []
     text = clean(text)  # one character for one: offsets and runs still hold
-    counts = _spoken(text, lang, normalize_text)
+    counts = spoken_sentences(text, lang, normalize_text=normalize_text)
     if sum(n for _, _, n in counts) != len(words):
         return [TimedSentence(" ".join(text.split()), list(words), _places(text, 0, len(text), runs))]
     out = []

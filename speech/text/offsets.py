@@ -8,7 +8,7 @@ keeps its span; the characters a pass writes in place of a match take the span o
 replaced, aligned word by word so that the words a rewrite keeps ("November" in "November 22",
 "Chapter" in "Chapter IV", the words inside ``*emphasis*``) keep their own spans.
 
-``word_spans`` then gives each spoken word the span of its characters, and words whose spans
+``spoken_words`` then gives each spoken word the span of its characters, and words whose spans
 overlap become one unit with their union: "forty", "to", "sixty", "degrees" and "Celsius" all
 point at "40-60°C", because no narrower part of the written text says any one of them.
 
@@ -211,11 +211,6 @@ def _merged(words: list[SpokenWord]) -> list[SpokenWord]:
     return [replace(w, source=(low, high)) for low, high, members in groups for w in members]
 
 
-def word_spans(traced: Traced) -> list[SourceSpan]:
-    """The source span of each spoken word of ``traced``, in order."""
-    return [w.source for w in spoken_words(traced)]
-
-
 def locate(timings: Sequence[WordTiming], traced: Traced | None) -> list[WordTiming]:
     """The engine's timings for ``traced.text``, each with the span of the word it times. A
     timing is matched to the next spoken word it names; one that names none (a segmenter that
@@ -252,16 +247,6 @@ Runs: TypeAlias = list[tuple[int, int]]
 """A piecewise shift: ``(text_position, source_position)`` pairs, sorted; a character at ``p``
 stands at ``source + p - text`` of the last pair with ``text <= p``. The compact form of a map
 where text was copied, not rewritten (a job's chunks in its text: ``scheduler.chunk_sources``)."""
-
-
-def from_runs(text: str, runs: Runs) -> Traced:
-    """``text`` as ``runs`` place it in its source."""
-    starts = [0] * len(text)
-    bounds = [*(r[0] for r in runs[1:]), len(text)]
-    for (at, source), stop in zip(runs, bounds, strict=True):
-        for p in range(at, min(stop, len(text))):
-            starts[p] = source + p - at
-    return Traced(text, tuple(starts), tuple(s + 1 for s in starts))
 
 
 def placed(span: SourceSpan, runs: Runs) -> SourceSpan:

@@ -10,15 +10,20 @@ from scheduler.chapters import sections_for
 from scheduler.chunk_sources import chunk_runs
 from scheduler.job_params import JobParams
 from scheduler.planning import Layout, split
-from speech.text.offsets import Runs, Traced, from_runs, spoken_words
+from speech.text.offsets import Runs, SourceSpan, Traced, placed, spoken_words
+
+
+def _in_book(chunks: list[str], runs: list[Runs | None]) -> list[tuple[str, SourceSpan]]:
+    """Each word of each placed chunk, with its span in the book."""
+    return [
+        (w.word, placed(w.source, r))
+        for chunk, r in zip(chunks, runs, strict=True) if r is not None
+        for w in spoken_words(Traced.of(chunk))
+    ]
 
 
 def _words_found(text: str, chunks: list[str], runs: list[Runs | None]) -> list[tuple[str, str]]:
-    return [
-        (w.word, text[w.source[0] : w.source[1]])
-        for chunk, r in zip(chunks, runs, strict=True) if r is not None
-        for w in spoken_words(from_runs(chunk, r))
-    ]
+    return [(word, text[start:end]) for word, (start, end) in _in_book(chunks, runs)]
 
 
 def _plain_words(chunks: list[str]) -> list[str]:
@@ -43,9 +48,7 @@ def test_chapters_and_headings_every_word_points_at_itself() -> None:
     assert [written for w, written in found if w == "Winston"] == ["Winston"]
     # the n-th "on" of the book is the n-th "on" found: no chunk was placed over another's text
     ons = [m.start() for m in re.finditer(r"\bon\b", BOOK)]
-    placed = [w.source[0] for c, r in zip(texts, runs, strict=True) if r for w in spoken_words(from_runs(c, r))
-              if w.word == "on"]
-    assert placed == ons
+    assert [span[0] for word, span in _in_book(texts, runs) if word == "on"] == ons
 
 
 def test_a_cast_collapses_whitespace_and_its_chunks_are_still_found() -> None:

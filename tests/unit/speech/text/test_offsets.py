@@ -9,7 +9,7 @@ import pytest
 from speech.synthesizer import prepare, prepare_traced
 from speech.text import split_sentences
 from speech.text.normalize import normalize, normalize_traced
-from speech.text.offsets import Traced, from_runs, locate, placed, spoken_words
+from speech.text.offsets import Traced, locate, placed, spoken_words
 from speech.text.words import split_words
 from speech.types import WordTiming
 from speech.units import plan_request
@@ -175,6 +175,6 @@ def test_runs_place_a_copied_text_in_its_source() -> None:
     source = "# Title\n\nIt  was\n a dark night."
     chunk = "It was a dark night."
     runs = [(0, 9), (3, 13), (7, 18)]
-    traced = from_runs(chunk, runs)
-    assert [source[w.source[0] : w.source[1]] for w in spoken_words(traced)] == ["It", "was", "a", "dark", "night"]
+    spans = [placed(w.source, runs) for w in spoken_words(Traced.of(chunk))]
+    assert [source[start:end] for start, end in spans] == ["It", "was", "a", "dark", "night"]
     assert source[slice(*placed((3, 13), runs))] == "was\n a dark"
