@@ -100,7 +100,7 @@ class Traced:
             if new == m.group(0):
                 continue
             parts.append(self.slice(cursor, start))
-            parts.append(rewritten(self.slice(start, end), new))
+            parts.append(rewritten(self.slice(start, end), new, self._at(start)))
             cursor = end
         if not parts:
             return self
@@ -134,11 +134,12 @@ class Traced:
         return (self.starts[position], self.starts[position])
 
 
-def rewritten(old: Traced, new: str) -> Traced:
+def rewritten(old: Traced, new: str, at: SourceSpan) -> Traced:
     """``new`` written in place of ``old``: the words it keeps keep their spans, a word found
     inside the one word it replaces takes that part ("**bold**" -> "bold"), and everything
-    else takes the span of the words it replaced (the whole of ``old`` when it replaced none)."""
-    whole = old.span(0, len(old)) or old._at(0)
+    else takes the span of the words it replaced (the whole of ``old`` when it replaced none;
+    ``at``, where ``old`` stands, when ``old`` is empty)."""
+    whole = old.span(0, len(old)) or at
     old_tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(old.text)]
     new_tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(new)]
     starts = [whole[0]] * len(new)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from speech.synthesizer import prepare, prepare_traced
 from speech.text import split_sentences
@@ -178,3 +180,24 @@ def test_runs_place_a_copied_text_in_its_source() -> None:
     spans = [placed(w.source, runs) for w in spoken_words(Traced.of(chunk))]
     assert [source[start:end] for start, end in spans] == ["It", "was", "a", "dark", "night"]
     assert source[slice(*placed((3, 13), runs))] == "was\n a dark"
+
+
+_PIECES = st.sampled_from([
+    "40", "-", "60", "°C", "$", "5.20", "€", "%", "/", "11/22/2026", "10:30", "a.m.", "Dr.", "e.g.", "U.S.A.", "*", "**",
+    "#", "@", "x.com", "½", "1st", "IV", "Chapter", "Henry", "kg", "km/h", "1,234", "the", "café", " ", "  ", "\n",
+    "\n\n", "\t", ".", ",", "!", "?", "'", "“", "”", "(", ")", "&", "+1 (555) 123-4567", "1990s", "'80s", "3", "x",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(_PIECES, max_size=25), lang=st.sampled_from(["en", "de", "fr", "es"]))
+def test_any_text_normalises_the_same_and_every_word_lands_inside_it(pieces: list[str], lang: str) -> None:
+    source = "".join(pieces)
+    traced = normalize_traced(Traced.of(source), lang)
+    assert traced.text == normalize(source, lang)
+    words = spoken_words(traced)
+    assert [w.word for w in words] == split_words(traced.text)
+    for w in words:
+        assert 0 <= w.source[0] < w.source[1] <= len(source), (source, w)
+    timings = [WordTiming(w, float(i), i + 0.5) for i, w in enumerate(split_words(traced.text))]
+    assert all(t.source is not None for t in locate(timings, traced))
