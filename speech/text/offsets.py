@@ -23,6 +23,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Final, TypeAlias
 
 from speech.text.words import WORD_TRIM
@@ -60,8 +61,8 @@ class Traced:
         items = list(parts)
         return cls(
             "".join(p.text for p in items),
-            tuple(s for p in items for s in p.starts),
-            tuple(e for p in items for e in p.ends),
+            tuple(chain.from_iterable(p.starts for p in items)),
+            tuple(chain.from_iterable(p.ends for p in items)),
         )
 
     def __len__(self) -> int:
@@ -92,10 +93,13 @@ class Traced:
 
     def sub(self, pattern: re.Pattern[str], repl: Replacement) -> Traced:
         """``pattern.sub(repl, text)``, each replacement aligned with what it replaced."""
+        if not callable(repl) and pattern.sub(repl, self.text) == self.text:
+            return self  # the common case (a space for a space): no Python per match
         parts: list[Traced] = []
         cursor = 0
+        literal = repl if isinstance(repl, str) and "\\" not in repl else None  # no template to expand
         for m in pattern.finditer(self.text):
-            new = repl(m) if callable(repl) else m.expand(repl)
+            new = literal if literal is not None else repl(m) if callable(repl) else m.expand(repl)
             start, end = m.span()
             if new == m.group(0):
                 continue
