@@ -104,6 +104,8 @@ def test_a_jobs_timestamps_and_subtitles_point_into_the_text_sent(stack, api_key
     job = _wait(stack, api_key, submitted.json()["id"])
     assert job["status"] == "succeeded", job
     stamps = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/timestamps.json", headers=_auth(api_key), timeout=30).json()
+    text = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/text", headers=_auth(api_key), timeout=30)
+    assert text.headers["content-type"].startswith("text/plain") and text.text == BOOK  # what the offsets count in
     words = stamps["words"]
     columns = {k: [w[k] for w in words] for k in ("word", "textOffset", "textLength")}
     said = _check(BOOK, {"words": columns["word"], "textOffset": columns["textOffset"],
@@ -121,3 +123,22 @@ def test_a_jobs_timestamps_and_subtitles_point_into_the_text_sent(stack, api_key
     for offset, length, body in cues:
         written = BOOK[int(offset) : int(offset) + int(length)]
         assert " ".join(written.split()) == " ".join(body.split())
+
+
+def test_an_ssml_jobs_offsets_count_in_the_text_it_was_read_into(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    """A job's SSML is read into plain text at submission; ``/text`` serves that text, and the
+    offsets point into it (not into the document: docs/api.md)."""
+    document = ('<speak><p>Pay <say-as interpret-as="cardinal">1,234</say-as> for the '
+                '<sub alias="World Wide Web">WWW</sub> today.</p><p>Dr. Lee agreed.</p></speak>')
+    submitted = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), timeout=30,
+                           json={"text": document, "speaker": "joe", "format": "wav"})
+    assert submitted.status_code == 202, submitted.text
+    job = _wait(stack, api_key, submitted.json()["id"])
+    assert job["status"] == "succeeded", job
+    read = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/text", headers=_auth(api_key), timeout=30).text
+    assert "<" not in read and "World Wide Web" in read
+    stamps = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/timestamps.json", headers=_auth(api_key), timeout=30).json()
+    for word in stamps["words"]:
+        written = read[word["textOffset"] : word["textOffset"] + word["textLength"]]
+        assert written == {"Doctor": "Dr."}.get(word["word"], word["word"]), (word, read)
+    assert [w["word"] for w in stamps["words"]][-3:] == ["Doctor", "Lee", "agreed"]
