@@ -31,19 +31,36 @@ def chunk_runs(text: str, chunks: Sequence[str], skip: frozenset[int] = frozense
     cursor = 0
     for index, chunk in enumerate(chunks):
         tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(chunk)]
-        if index in skip or not tokens:
-            out.append(None)
-            continue
-        pattern = re.compile(r"\s+".join(re.escape(t) for _, t in tokens))
-        found = pattern.search(text, cursor, cursor + len(chunk) + WINDOW)
-        if found is None:
+        places = None if index in skip or not tokens else _find(text, [t for _, t in tokens], cursor, len(chunk) + WINDOW)
+        if places is None:
             out.append(None)
             continue
         runs: Runs = []
-        written = _TOKEN.finditer(text, found.start(), found.end())
-        for (at, _), match in zip(tokens, written, strict=True):
-            if not runs or match.start() - at != runs[-1][1] - runs[-1][0]:
-                runs.append((at, match.start()))
+        for (at, _), place in zip(tokens, places, strict=True):
+            if not runs or place - at != runs[-1][1] - runs[-1][0]:
+                runs.append((at, place))
         out.append(runs)
-        cursor = found.end()
+        cursor = places[-1] + len(tokens[-1][1])
     return out
+
+
+def _find(text: str, tokens: list[str], start: int, window: int) -> list[int] | None:
+    """Where each of ``tokens`` stands in ``text``, the first within ``window`` of ``start``,
+    each next one after whitespace (any run of it) behind the one before; None if nowhere."""
+    first = tokens[0]
+    at = text.find(first, start, start + window)
+    while at >= 0:
+        places = [at]
+        position = at + len(first)
+        for token in tokens[1:]:
+            following = position
+            while following < len(text) and text[following].isspace():
+                following += 1
+            if following == position or not text.startswith(token, following):
+                break
+            places.append(following)
+            position = following + len(token)
+        else:
+            return places
+        at = text.find(first, at + 1, start + window)
+    return None
