@@ -61,6 +61,7 @@ from speech.audio import (
     open_file_encoder,
 )
 from speech.audio.m4b import tag_m4b
+from speech.text.offsets import Runs
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 from store.objects.base import ObjectStore
@@ -99,17 +100,17 @@ class _TimingWriter:
 
     def add(
         self, text: str, words: list[TimedWord], shift: float, lang: str, normalize_text: bool,
-        voice: ChunkVoice | None = None,
+        voice: ChunkVoice | None = None, runs: Runs | None = None,
     ) -> None:
         """``voice``: a cast chunk's voice and speaker, named in its sentences and cues."""
-        shifted: list[TimedWord] = [
-            {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3)} for w in words
-        ]
+        shifted = [subtitles.shifted(w, shift) for w in words]
         for word in shifted:
             self._words.write(("" if self._first_word else ",") + json.dumps(word, ensure_ascii=False))
             self._first_word = False
-        for sentence in subtitles.timed_sentences(text, shifted, lang, normalize_text=normalize_text):
-            entry = {"text": sentence.text, "start": sentence.start, "end": sentence.end, **(voice or {})}
+        for sentence in subtitles.timed_sentences(text, shifted, lang, normalize_text=normalize_text, runs=runs):
+            entry = {
+                "text": sentence.text, "start": sentence.start, "end": sentence.end, **sentence.written_at(), **(voice or {})
+            }
             self._sentences.write(("" if self._first_sentence else ",") + json.dumps(entry, ensure_ascii=False))
             self._first_sentence = False
             for cue in subtitles.cues(sentence):
@@ -161,7 +162,8 @@ def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, 
             )
         shift = timeline.offsets[index] / timeline.native_rate
         voice: ChunkVoice | None = {"voice": meta["voice"], "speaker": meta.get("speaker")} if "voice" in meta else None
-        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text, voice)
+        runs = [(int(a), int(b)) for a, b in meta.get("sources", [])]
+        timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text, voice, runs)
 
 
 def _measure(

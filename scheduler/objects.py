@@ -16,6 +16,8 @@ class TimedWord(TypedDict):
     word: str
     start: float
     end: float
+    textOffset: NotRequired[int]  # where the word was written in the job's text (docs/api.md)
+    textLength: NotRequired[int]
 
 
 class ChunkMeta(TypedDict):
@@ -28,6 +30,7 @@ class ChunkMeta(TypedDict):
     text: str
     voice: NotRequired[str]  # a cast book's chunk: the voice that read it (scheduler.casting)
     speaker: NotRequired[str | None]  # and the character it speaks for; None: the narration
+    sources: NotRequired[list[tuple[int, int]]]  # where its text stands in the job's text (scheduler.chunk_sources)
 
 
 class ChunkVoice(TypedDict):

@@ -32,10 +32,12 @@ from sqlalchemy.orm import Session
 from scheduler import credits
 from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
 from scheduler.chapters import Section, sections_for, spoken
+from scheduler.chunk_sources import chunk_runs
 from scheduler.job_params import JobParams
 from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
+from speech.text.offsets import Runs
 from store.db import jobs as job_repo
 from store.objects.base import ObjectStore
 from store.status import JobStatus
@@ -83,6 +85,8 @@ class Layout:
     batches: list[list[int]] = field(default_factory=list)  # dispatch order
     voices: list[str] = field(default_factory=list)  # a cast job's voice of each chunk; else empty
     speakers: list[str | None] = field(default_factory=list)  # and who it is (None: the narrator)
+    # where each chunk was written in the job's text (scheduler.chunk_sources); empty: not known
+    sources: list[Runs | None] = field(default_factory=list)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -91,6 +95,7 @@ class Layout:
                 "chapters": [{"title": c.title, "chunk": c.chunk} for c in self.chapters],
                 "batches": self.batches,
                 **({"voices": self.voices, "speakers": self.speakers} if self.voices else {}),
+                **({"sources": self.sources} if self.sources else {}),
             }
         ).encode()
 
@@ -103,6 +108,7 @@ class Layout:
             batches=[list(b) for b in data.get("batches", [])],
             voices=list(data.get("voices", [])),
             speakers=list(data.get("speakers", [])),
+            sources=[None if r is None else [(int(a), int(b)) for a, b in r] for r in data.get("sources", [])],
         )
 
 
@@ -227,6 +233,7 @@ def plan_job(
         text = objects.get_bytes(job.text_key or source_key(job_id)).decode("utf-8")  # the key it was given
         params = JobParams.from_stored(job.params)
         sections = sections_for(text, params)
+        submitted = text
         if params.delivery:  # a retailer's delivery opens and closes with credits
             text, sections = credits.with_credits(text, sections, params)
         texts, layout = split(
@@ -235,7 +242,11 @@ def plan_job(
         )
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars, voices=layout.voices)
-        layout = Layout(layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers)
+        credited = frozenset(credits.credit_chunks(layout, len(texts))) if params.delivery else frozenset()
+        layout = Layout(
+            layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers,
+            chunk_runs(submitted, texts, skip=credited),
+        )
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         # Credits a delivery adds bill nothing, and the book's first chunk carries no break.

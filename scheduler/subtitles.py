@@ -16,24 +16,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from scheduler.objects import ChunkVoice, TimedWord
 from speech.synthesizer import clean
 from speech.text import normalize, split_sentences
-from speech.text.phonemize import split_words
+from speech.text.offsets import Runs, SourceSpan, placed
+from speech.text.words import split_words
 
 MAX_CUE_CHARS: Final = 84
 MAX_LINE_CHARS: Final = 42
 MIN_CUE_SECONDS: Final = 0.3
 _CLAUSE_END: Final = re.compile(r"[,;:—–)\"”’]$")
+_TOKEN: Final = re.compile(r"\S+")
 
 
 @dataclass(frozen=True, slots=True)
 class TimedSentence:
-    text: str  # as written in the source
+    text: str  # as written in the source, whitespace runs made one space
     words: list[TimedWord]  # the spoken words, in seconds
+    places: tuple[SourceSpan, ...] = ()
+    """Where each of ``text``'s whitespace tokens was written in the job's text (empty: not known)."""
 
     @property
     def start(self) -> float:
@@ -43,41 +47,71 @@ class TimedSentence:
     def end(self) -> float:
         return float(self.words[-1]["end"])
 
+    def written_at(self) -> dict[str, int]:
+        """``textOffset`` and ``textLength`` of the sentence in the job's text (empty: not known)."""
+        return written_at(self.places)
+
+
+def written_at(places: Sequence[SourceSpan]) -> dict[str, int]:
+    """The stretch of the job's text from the first token's start to the last one's end."""
+    if not places:
+        return {}
+    return {"textOffset": places[0][0], "textLength": places[-1][1] - places[0][0]}
+
+
+def shifted(word: TimedWord, shift: float) -> TimedWord:
+    """A chunk's word on the book's clock (rounded to the millisecond), its offsets kept."""
+    out: TimedWord = {"word": word["word"], "start": round(shift + word["start"], 3), "end": round(shift + word["end"], 3)}
+    if "textOffset" in word and "textLength" in word:
+        out["textOffset"], out["textLength"] = word["textOffset"], word["textLength"]
+    return out
+
 
 @dataclass(frozen=True, slots=True)
 class Cue:
     start: float
     end: float
     text: str  # one or two lines
+    written: dict[str, int] = field(default_factory=dict)  # ``written_at`` of the cue's text
 
 
-def spoken_sentences(text: str, lang: str, *, normalize_text: bool = True) -> list[tuple[str, int]]:
-    """(sentence as written, number of words the engine timed for it), the way synthesis cut it."""
+def spoken_sentences(cleaned: str, lang: str, *, normalize_text: bool = True) -> list[tuple[int, int, int]]:
+    """(start, end, number of words the engine timed for it) of each sentence of ``cleaned`` (a
+    ``speech.synthesizer.clean`` text) that says something, the way synthesis cut it."""
     out = []
-    for span in split_sentences(clean(text), lang):
+    for span in split_sentences(cleaned, lang):
         written = span.text.strip()
         said = normalize(written, lang).strip() if normalize_text else written
         if said:
-            out.append((written, len(split_words(said))))
+            out.append((span.start, span.end, len(split_words(said))))
     return out
 
 
 def timed_sentences(
-    text: str, words: Sequence[TimedWord], lang: str, *, normalize_text: bool = True
+    text: str, words: Sequence[TimedWord], lang: str, *, normalize_text: bool = True, runs: Runs | None = None
 ) -> list[TimedSentence]:
-    """One chunk's sentences with their word timings (chunk-relative or shifted, as ``words`` are)."""
+    """One chunk's sentences with their word timings (chunk-relative or shifted, as ``words`` are);
+    ``runs``: where the chunk's text stands in the job's text (``TimedSentence.places``)."""
     if not words:
         return []
+    text = clean(text)  # one character for one: offsets and runs still hold
     counts = spoken_sentences(text, lang, normalize_text=normalize_text)
-    if sum(n for _, n in counts) != len(words):
-        return [TimedSentence(" ".join(text.split()), list(words))]
+    if sum(n for _, _, n in counts) != len(words):
+        return [TimedSentence(" ".join(text.split()), list(words), _places(text, 0, len(text), runs))]
     out = []
     cursor = 0
-    for written, n in counts:
+    for start, end, n in counts:
         if n:
-            out.append(TimedSentence(" ".join(written.split()), list(words[cursor : cursor + n])))
+            written = " ".join(text[start:end].split())
+            out.append(TimedSentence(written, list(words[cursor : cursor + n]), _places(text, start, end, runs)))
         cursor += n
     return out
+
+
+def _places(text: str, start: int, end: int, runs: Runs | None) -> tuple[SourceSpan, ...]:
+    if not runs:
+        return ()
+    return tuple(placed((m.start(), m.end()), runs) for m in _TOKEN.finditer(text, start, end))
 
 
 def _pieces(text: str, limit: int = MAX_CUE_CHARS) -> list[str]:
@@ -125,10 +159,14 @@ def cues(sentence: TimedSentence) -> list[Cue]:
         bounds.append(max(bounds[-1] + 1, min(round(position / total * len(words)), len(words) - 1)))
     bounds.append(len(words))
     out = []
+    token = 0  # the sentence's token that starts piece k: where the piece was written
     for k, piece in enumerate(pieces):
         first, last = words[bounds[k]], words[max(bounds[k + 1] - 1, bounds[k])]
         start = float(first["start"])
-        out.append(Cue(start, max(float(last["end"]), start + MIN_CUE_SECONDS), wrap(piece)))
+        count = len(piece.split())
+        written = written_at(sentence.places[token : token + count])
+        token += count
+        out.append(Cue(start, max(float(last["end"]), start + MIN_CUE_SECONDS), wrap(piece), written))
     return out
 
 
@@ -148,9 +186,13 @@ def srt_block(number: int, cue: Cue) -> str:
 
 
 def vtt_block(cue: Cue, voice: str | None = None) -> str:
-    """A WebVTT cue; with ``voice``, its text in a voice span (``<v Elizabeth>``) as players show it."""
+    """A WebVTT cue; with ``voice``, its text in a voice span (``<v Elizabeth>``) as players show it.
+    Its identifier says where its words were written in the job's text
+    (``textOffset=120 textLength=64``): players ignore identifiers, a reader can parse them."""
     text = cue.text if voice is None else "\n".join(f"<v {voice}>{line}</v>" for line in _escaped(cue.text).split("\n"))
-    return f"{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{text}\n\n"
+    at = cue.written
+    identifier = f"textOffset={at['textOffset']} textLength={at['textLength']}\n" if at else ""
+    return f"{identifier}{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n{text}\n\n"
 
 
 NARRATOR_LABEL: Final = "Narrator"

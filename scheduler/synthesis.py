@@ -25,10 +25,11 @@ from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
-from speech.stream_steps import steps_for_request
+from speech.stream_steps import located, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
+from speech.text.offsets import Runs, placed
 from speech.text.pls import PronunciationLexicon
-from speech.types import AudioChunk
+from speech.types import AudioChunk, WordTiming
 from speech.voices.catalog import VoiceCatalog
 from speech.voices.entries import Voice
 from store.db import jobs as job_repo
@@ -53,9 +54,10 @@ class BatchResult:
 
 
 def join_sentences(
-    chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS
+    chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS, runs: Runs | None = None
 ) -> tuple[np.ndarray, list[TimedWord]]:
-    """One chunk's sentences back to back with a short gap; word times shifted to the chunk start."""
+    """One chunk's sentences back to back with a short gap; word times shifted to the chunk start.
+    ``runs``: where the chunk's text stands in the job's text, which word offsets then count in."""
     gap = np.zeros(int(sample_rate * gap_ms / 1000), dtype=np.float32)
     parts: list[np.ndarray] = []
     words: list[TimedWord] = []
@@ -65,11 +67,19 @@ def join_sentences(
             parts.append(gap)
             offset += len(gap)
         start_s = offset / sample_rate
-        words.extend({"word": w.word, "start": start_s + w.start, "end": start_s + w.end} for w in piece.words)
+        words.extend(_timed(w, start_s, runs) for w in piece.words)
         parts.append(piece.samples.astype(np.float32))
         offset += len(piece.samples)
     samples = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
     return samples, words
+
+
+def _timed(word: WordTiming, shift: float, runs: Runs | None) -> TimedWord:
+    timed: TimedWord = {"word": word.word, "start": shift + word.start, "end": shift + word.end}
+    if word.source is not None and runs:
+        start, end = placed(word.source, runs)
+        timed["textOffset"], timed["textLength"] = start, end - start
+    return timed
 
 
 def _groups(todo: list[tuple[int, str]], group_chars: int) -> list[list[tuple[int, str]]]:
@@ -112,11 +122,11 @@ class Voicing:
 
 def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
-    voicing: Voicing | None = None,
+    voicing: Voicing | None = None, runs: Runs | None = None,
 ) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
     it pending, and the redo overwrites the same keys)."""
-    samples, words = join_sentences(pieces, rate)
+    samples, words = join_sentences(pieces, rate, runs=runs)
     if voicing is not None:
         samples, rate = matched(samples, rate, voicing.book_rate), voicing.book_rate
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
@@ -125,6 +135,8 @@ def store_chunk(
     meta: ChunkMeta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
     if voicing is not None:
         meta |= {"voice": voicing.voice, "speaker": voicing.speaker}
+    if runs:
+        meta["sources"] = runs
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
 
@@ -154,7 +166,7 @@ def _render_group(
     audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
     work: list[tuple[int, str, list[AudioChunk]]] = []
     for (index, text), units in zip(group, per_chunk, strict=True):
-        pieces = [synthesizer.render(voice, u, controls) if u.phonemes else next(audio) for u in units]
+        pieces = [located(synthesizer.render(voice, u, controls) if u.phonemes else next(audio), u) for u in units]
         work.append((index, text, pieces))
     return work
 
@@ -184,7 +196,8 @@ def synthesize_batch(
         billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
     voice = catalog.resolve(params.model_id, params.speaker, params.lang)
     cast = Cast.from_params(params)
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None else None
+    plan = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    layout = plan if cast is not None else None
     narrator = voice if cast is None else catalog.resolve(params.model_id, cast.narrator, params.lang)
     book_rate = synthesizer.engine(narrator).sample_rate  # a cast's voices all come to the narrator's rate
     controls = Controls(
@@ -221,6 +234,7 @@ def synthesize_batch(
                 pool.map(
                     store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
                     [w[2] for w in work], repeat(rate), voicings,
+                    [plan.sources[i] if i < len(plan.sources) else None for i, _, _ in work],
                 )
             )
         stored = [(index, text, d) for (index, text, _), d in zip(work, durations, strict=True)]

@@ -10,14 +10,16 @@ stretches before they are normalised, so graphemes are matched as the customer w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from speech.synthesizer import prepare
+from speech.synthesizer import prepare_traced
 from speech.text import PauseSegment, PhonemeSegment, Segment, TextSegment, parse_markup
 from speech.text.markup import MarkSegment
+from speech.text.offsets import Traced, locate
 from speech.text.pls import PronunciationLexicon, apply_lexicons
 from speech.text.ssml import parse_ssml
+from speech.types import AudioChunk
 
 if TYPE_CHECKING:
     from speech.voices.entries import Voice
@@ -38,6 +40,9 @@ class StreamStep:
     speaker: str | None = None  # SSML voice: another voice of the model, by name
     voice: Voice | None = None  # that voice, resolved by the caller through the catalog
     mark: str = ""  # an SSML mark: no audio, its name in the word timings
+    origin: Traced | None = field(default=None, compare=False)
+    """What this step says (``text``, or ``word`` for phonemes) with each character's span in the
+    submitted text: where its word timings point (``located``). None: not known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +91,23 @@ def _steps(segments: Sequence[Segment], lang: str, normalize_text: bool) -> list
             units.append(StreamStep(mark=segment.name))
         elif isinstance(segment, PhonemeSegment):
             v = segment.voicing
+            said = Traced.spread(segment.word, segment.source) if segment.source is not None else None
             units.append(StreamStep(phonemes=segment.phonemes, word=segment.word, rate=v.rate, gain_db=v.gain_db,
-                                    speaker=v.voice))
+                                    speaker=v.voice, origin=said))
         elif isinstance(segment, TextSegment):
             v = segment.voicing
+            known = segment.origin is not None
             units.extend(
-                StreamStep(text=s, speed=segment.speed, rate=v.rate, gain_db=v.gain_db, lang=v.lang, speaker=v.voice)
-                for s in prepare(segment.text, v.lang or lang, normalize_text=normalize_text)
+                StreamStep(text=s.text, speed=segment.speed, rate=v.rate, gain_db=v.gain_db, lang=v.lang, speaker=v.voice,
+                           origin=s if known else None)
+                for s in prepare_traced(segment.origin or Traced.of(segment.text), v.lang or lang,
+                                        normalize_text=normalize_text)
             )
     return units
+
+
+def located(chunk: AudioChunk, step: StreamStep) -> AudioChunk:
+    """``chunk`` (``step`` spoken) with each word timing's span in the submitted text."""
+    if step.origin is None or not chunk.words:
+        return chunk
+    return AudioChunk(chunk.samples, chunk.sample_rate, chunk.text, locate(chunk.words, step.origin))

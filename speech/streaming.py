@@ -8,7 +8,7 @@ the last. Word timings are reported per sentence, shifted to the start of the wh
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,7 +19,7 @@ from speech.types import AudioChunk, WordTiming
 
 if TYPE_CHECKING:
     from speech.voices.entries import Voice
-from speech.stream_steps import StreamStep
+from speech.stream_steps import StreamStep, located
 
 
 @dataclass(slots=True)
@@ -33,7 +33,7 @@ class StreamStats:
 
 
 def _shift(words: list[WordTiming], offset: float) -> list[WordTiming]:
-    return [WordTiming(w.word, w.start + offset, w.end + offset) for w in words]
+    return [replace(w, start=w.start + offset, end=w.end + offset) for w in words]
 
 
 def pcm_stream(
@@ -49,7 +49,7 @@ def pcm_stream(
     resampler: StreamResampler | None = None
     source_rate = 0
     for unit in units:
-        source = synthesizer.render(voice, unit, controls)
+        source = located(synthesizer.render(voice, unit, controls), unit)
         if resampler is not None and source.sample_rate != source_rate:
             # an SSML voice switch to an engine of another rate: finish the old resampler's tail
             tail = resampler.flush()

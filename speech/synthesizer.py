@@ -18,8 +18,10 @@ import numpy as np
 
 from speech.engines.base import Engine, gathers_calls, speaks_phonemes
 from speech.errors import PhonemesNotSupported
-from speech.text import normalize, split_sentences
+from speech.text import split_sentences
 from speech.text.kana import to_kana
+from speech.text.normalize import normalize_traced
+from speech.text.offsets import Traced
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
 if TYPE_CHECKING:  # both import this module
@@ -62,15 +64,20 @@ def prepare(text: str, lang: str, *, normalize_text: bool = True) -> list[str]:
 
     Without normalisation, Japanese kanji are still read as kana: that is how the voice reads the
     script at all (eSpeak NG spells kanji out as "Chinese letter"), not a rewriting of the text."""
-    text = clean(text)
+    return [s.text for s in prepare_traced(Traced.of(text), lang, normalize_text=normalize_text)]
+
+
+def prepare_traced(text: Traced, lang: str, *, normalize_text: bool = True) -> list[Traced]:
+    """``prepare``, each sentence knowing where its characters came from (``speech.text.offsets``)."""
+    text = Traced(clean(text.text), text.starts, text.ends)  # one character for one
     sentences = []
-    for span in split_sentences(text, lang):
-        sentence = span.text.strip()
+    for span in split_sentences(text.text, lang):
+        sentence = text.slice(span.start, span.end).strip()
         if normalize_text:
-            sentence = normalize(sentence, lang).strip()
+            sentence = normalize_traced(sentence, lang).strip()
         elif lang == "ja":
-            sentence = to_kana(sentence).strip()
-        if sentence:
+            sentence = sentence.rewrite(to_kana(sentence.text)).strip()
+        if sentence.text:
             sentences.append(sentence)
     return sentences
 

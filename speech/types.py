@@ -18,6 +18,9 @@ class WordTiming:
     word: str
     start: float
     end: float
+    source: tuple[int, int] | None = None
+    """``(start, end)`` of the word in the text the customer submitted, before normalisation
+    (``speech.text.offsets``); None where no written text stands behind it (an SSML mark)."""
 
 
 @dataclass(slots=True)

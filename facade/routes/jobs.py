@@ -35,7 +35,7 @@ from scheduler import intake, lifecycle, qa, retention
 from scheduler.casting import check_cast
 from scheduler.job_params import JobParams
 from scheduler.lexicons import for_request
-from scheduler.objects import compliance_key, srt_key, timestamps_key, vtt_key
+from scheduler.objects import compliance_key, source_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
 from scheduler.sources import ssml_to_text as job_text_from_ssml
 from speech.synthesizer import prepare
@@ -311,6 +311,13 @@ async def _artefact(services: Services, principal: Principal, raw_id: str, key_o
 async def timestamps(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
     """``{"chapters", "sentences", "words"}``, each with start and end in seconds."""
     return await _artefact(services, principal, job_id, timestamps_key, "application/json")
+
+
+@router.get("/v1/jobs/{job_id}/text")
+async def job_text(job_id: str, services: ServicesDep, principal: PrincipalDep) -> Response:
+    """The job's text as it was read (an upload's extracted text, an SSML document's words): what
+    the ``textOffset`` of its timestamps and WebVTT cues count in."""
+    return await _artefact(services, principal, job_id, source_key, "text/plain; charset=utf-8")
 
 
 @router.get("/v1/jobs/{job_id}/compliance.json")

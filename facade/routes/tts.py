@@ -26,6 +26,7 @@ from facade.metrics import observe_first_byte
 from facade.parts import Part
 from facade.request_resolution import ResolvedRequest, default_rate, resolve
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
+from facade.word_timestamps import word_timestamps
 from speech.audio import (
     JSON_VARIANT_FORMATS,
     AudioFormat,
@@ -124,10 +125,7 @@ async def sse_variant(services: Services, principal: Principal, req: SynthesisRe
                 yield _event("chunk", {"data": base64.b64encode(data).decode()})
             # Billed before "done" goes out: a client that saw the end is billed even if we die now.
             await metered.bill()
-            spoken = metered.stats.words
-            words = {"words": [w.word for w in spoken], "start": [round(w.start, 3) for w in spoken],
-                     "end": [round(w.end, 3) for w in spoken]}
-            yield _event("timestamps", {"word_timestamps": words})
+            yield _event("timestamps", {"word_timestamps": word_timestamps(metered.stats.words)})
             yield _event("done", {})
         finally:
             await metered.finish()  # the client went away part-way: bill what was made

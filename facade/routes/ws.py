@@ -48,6 +48,7 @@ from facade.validation import (
     parse_request,
     parse_text_type,
 )
+from facade.word_timestamps import word_timestamps
 from speech.audio import JSON_WEBSOCKET_FORMATS, RAW_WEBSOCKET_FORMATS, AudioFormat, from_audio_format_param
 from speech.text.ssml import looks_like_ssml
 
@@ -73,8 +74,14 @@ class SocketState:
     endpoint: str  # "ws3", "ws2" or "ws": what the account's endpoint list is checked against
     buffer: list[tuple[str, str | None]] = field(default_factory=list)  # (text, contextId)
     context_id: str | None = None
-    # (text, contextId, answers a flush/eos with "done"); None ends the worker
-    queue: asyncio.Queue[tuple[str, str | None, bool] | None] = field(default_factory=asyncio.Queue)
+    # (text, contextId, answers a flush/eos with "done", where the text starts in the socket's
+    # text); None ends the worker
+    queue: asyncio.Queue[tuple[str, str | None, bool, int] | None] = field(default_factory=asyncio.Queue)
+    # Characters the socket's text messages carried so far, and where the buffer starts among
+    # them: word timings count their offsets in the socket's whole text (docs/api.md), so a run
+    # cut out of it adds where it starts.
+    received: int = 0
+    buffer_start: int = 0
     generation: int = 0  # bumped by clear: runs of an older generation stop
     unanswered: bool = False  # text was queued since the last "done" (or clear)
     failed: bool = False  # the worker closed the socket with 1011; the reader just stops
@@ -132,7 +139,9 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
     return SocketState(services, principal, base, fmt, rate, segment, json_events, endpoint)
 
 
-async def _synthesize(websocket: WebSocket, state: SocketState, text: str, context_id: str | None, done: bool) -> None:
+async def _synthesize(
+    websocket: WebSocket, state: SocketState, text: str, context_id: str | None, done: bool, at: int = 0
+) -> None:
     services = state.services
     started: float | None = time.perf_counter()
     # A JSON socket's run that is a <speak> document came in as one message (``_read_json``).
@@ -171,8 +180,7 @@ async def _synthesize(websocket: WebSocket, state: SocketState, text: str, conte
             words = metered.stats.words
             await websocket.send_text(json.dumps({
                 "type": "timestamps",
-                "word_timestamps": {"words": [w.word for w in words], "start": [round(w.start, 3) for w in words],
-                                    "end": [round(w.end, 3) for w in words]},
+                "word_timestamps": word_timestamps(words, at),
                 "contextId": context_id,
             }))
             if done:
@@ -187,9 +195,9 @@ async def _worker(websocket: WebSocket, state: SocketState) -> None:
     waiting for ``done`` (LiveKit, Pipecat) must learn of it now, not at its next message."""
     try:
         while (item := await state.queue.get()) is not None:
-            text, context_id, done = item
+            text, context_id, done, at = item
             if text.strip():
-                await _synthesize(websocket, state, text, context_id, done)
+                await _synthesize(websocket, state, text, context_id, done, at)
             elif done and state.json_events:  # a flush with nothing left to say: everything before it is out
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     except (WebSocketDisconnect, asyncio.CancelledError):
@@ -208,7 +216,9 @@ async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
         await websocket.close(1011, f"{status}: {message}"[:120])
 
 
-async def _enqueue(state: SocketState, runs: list[tuple[str, str | None]], *, done: bool = False, always: bool = False) -> None:
+async def _enqueue(
+    state: SocketState, runs: list[tuple[str, str | None, int]], *, done: bool = False, always: bool = False
+) -> None:
     """Queue runs. With ``done`` (flush, eos), the last run, or an empty marker after the runs
     already queued, answers ``done``: a flush (``always``) every time, even with nothing
     buffered (right after ``clear``), so a client that waits for ``done`` after every flush never
@@ -216,9 +226,9 @@ async def _enqueue(state: SocketState, runs: list[tuple[str, str | None]], *, do
     state.unanswered = state.unanswered or bool(runs)
     answer = done and (always or state.unanswered)
     if answer and not runs:
-        runs = [("", state.context_id)]
-    for i, (text, context_id) in enumerate(runs):
-        await state.queue.put((text, context_id, answer and i == len(runs) - 1))
+        runs = [("", state.context_id, state.received)]
+    for i, (text, context_id, at) in enumerate(runs):
+        await state.queue.put((text, context_id, answer and i == len(runs) - 1, at))
     if answer:
         state.unanswered = False
 
@@ -233,13 +243,15 @@ def _clear(state: SocketState) -> None:
         state.queue.get_nowait()
 
 
-def _take(state: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
-    """Cut the buffer into runs to synthesize: everything (flush) or up to the last sentence end."""
+def _take(state: SocketState, *, whole: bool) -> list[tuple[str, str | None, int]]:
+    """Cut the buffer into runs to synthesize: everything (flush) or up to the last sentence end;
+    each run with where it starts in the socket's text."""
     text = "".join(t for t, _ in state.buffer)
     context_id = state.buffer[-1][1] if state.buffer else state.context_id
+    at = state.buffer_start
     if whole:
         state.buffer.clear()
-        return [(text, context_id)] if text.strip() else []
+        return [(text, context_id, at)] if text.strip() else []
     cut = 0
     for match in SENTENCE_END.finditer(text):
         cut = match.end()
@@ -248,7 +260,8 @@ def _take(state: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
     if cut == 0:
         return []
     state.buffer[:] = [(text[cut:], context_id)] if text[cut:] else []
-    return [(text[:cut], context_id)]
+    state.buffer_start = at + cut
+    return [(text[:cut], context_id, at)]
 
 
 def _error(state: SocketState, message: str) -> str:
@@ -302,9 +315,12 @@ async def _read_raw(websocket: WebSocket, state: SocketState) -> _Command | None
     return _Command(kind) if kind else _Command("text", text)
 
 
-def _runs_for_text(state: SocketState, text: str) -> list[tuple[str, str | None]]:
+def _runs_for_text(state: SocketState, text: str) -> list[tuple[str, str | None, int]]:
     """What new text sets off: by the socket's segmentation (``/ws`` speaks at punctuation)."""
+    if not state.buffer:
+        state.buffer_start = state.received
     state.buffer.append((text, state.context_id))
+    state.received += len(text)
     if not state.json_events:
         return _take(state, whole=True) if RAW_FLUSH_AT.search(text) else []
     if state.segment == "immediate":
@@ -326,7 +342,9 @@ async def _loop(websocket: WebSocket, state: SocketState) -> None:
             if command.kind == "text":
                 await _enqueue(state, _runs_for_text(state, command.text))
             elif command.kind == "ssml":  # a whole document is one run, after the text before it
-                await _enqueue(state, [*_take(state, whole=True), (command.text, state.context_id)])
+                runs = [*_take(state, whole=True), (command.text, state.context_id, state.received)]
+                state.received += len(command.text)
+                await _enqueue(state, runs)
             elif command.kind == "clear":
                 _clear(state)
             elif command.kind == "flush":

@@ -28,7 +28,8 @@ from typing import Final
 import numpy as np
 
 from speech.errors import EngineError, LanguageNotSupported
-from speech.text.phonemize import WORD_TRIM, EspeakPhonemizer, default_phonemizer
+from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
+from speech.text.words import WORD_TRIM
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
 VOICE_BY_LANGUAGE: Final = {

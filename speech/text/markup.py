@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
 from speech.errors import TextError
+from speech.text.offsets import SourceSpan, Traced
 
 MAX_PAUSE_MS: Final = 10_000
 """Longer pauses are clamped: a typo like ``<200000>`` should not make minutes of silence."""
@@ -51,6 +52,9 @@ class TextSegment:
     speed: float | None = None
     """The inline speed for a ``[bracketed]`` stretch; ``None`` means the request's speed."""
     voicing: Voicing = PLAIN
+    origin: Traced | None = field(default=None, compare=False)
+    """``text`` with each character's span in the submitted text (``origin.text == text``), for
+    the offsets word timings carry; None where the segment was built without one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,8 @@ class PhonemeSegment:
     """What the phonemes say, as written (SSML ``phoneme``'s text, a lexicon's grapheme): shown
     in word timings and billed instead of the phonemes; empty for the vendor's ``{...}``."""
     voicing: Voicing = PLAIN
+    source: SourceSpan | None = field(default=None, compare=False)
+    """Where ``word`` was written in the submitted text (None: not known, or no word)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,23 +135,24 @@ def parse_markup(
         if on
     ]
     if not forms:
-        return [TextSegment(text)] if text else []
+        return [TextSegment(text, origin=Traced.of(text))] if text else []
 
     segments: list[Segment] = []
 
-    def add_text(piece: str, speed: float | None = None) -> None:
-        if not piece:
+    def add_text(start: int, end: int, speed: float | None = None) -> None:
+        if start >= end:
             return
+        piece = Traced.of(text[start:end], start)
         last = segments[-1] if segments else None
-        if speed is None and isinstance(last, TextSegment) and last.speed is None:
-            segments[-1] = TextSegment(last.text + piece)
+        if speed is None and isinstance(last, TextSegment) and last.speed is None and last.origin is not None:
+            segments[-1] = TextSegment(last.text + piece.text, origin=last.origin + piece)
         else:
-            segments.append(TextSegment(piece, speed))
+            segments.append(TextSegment(piece.text, speed, origin=piece))
 
     cursor = 0
     bracket_index = 0
     for m in re.finditer("|".join(forms), text):
-        add_text(text[cursor : m.start()])
+        add_text(cursor, m.start())
         cursor = m.end()
         groups = m.groupdict()
         if groups.get("pause") is not None:
@@ -160,10 +167,12 @@ def parse_markup(
             speed = speeds[bracket_index] if bracket_index < len(speeds) else None
             bracket_index += 1
             if speed is None:
-                add_text(groups["speed"])
+                add_text(m.start("speed"), m.end("speed"))
             elif groups["speed"]:
-                segments.append(TextSegment(groups["speed"], speed))
-    add_text(text[cursor:])
+                segments.append(
+                    TextSegment(groups["speed"], speed, origin=Traced.of(groups["speed"], m.start("speed")))
+                )
+    add_text(cursor, len(text))
     return segments
 
 

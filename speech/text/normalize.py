@@ -29,8 +29,9 @@ from speech.text.kana import to_kana
 from speech.text.languages import canonical
 from speech.text.lexicons import lexicon
 from speech.text.lexicons.base import Lexicon
+from speech.text.offsets import Traced
 
-Pass = Callable[[str, Lexicon], str]
+Pass = Callable[[Traced, Lexicon], Traced]
 
 # Arabic-Indic, Eastern Arabic-Indic, Devanagari and full-width digits, and the Arabic
 # decimal and thousands separators, to what the passes read.
@@ -52,16 +53,16 @@ _EMPHASIS: Final = re.compile(r"(?<![\w*])(\*{1,2}|_{1,2})(?=\S)(.+?)(?<=\S)\1(?
 _TIMES: Final = re.compile(r"(?<=\d) ?\* ?(?=\d)")
 
 
-def _ascii_digits(text: str, lex: Lexicon) -> str:
+def _ascii_digits(text: Traced, lex: Lexicon) -> Traced:
     return text.translate(_DIGITS)
 
 
-def _markdown(text: str, lex: Lexicon) -> str:
+def _markdown(text: Traced, lex: Lexicon) -> Traced:
     """``*bold*`` and ``_you_`` lose their markers (eSpeak says "asterisk"); ``3 * 4`` is times;
     any other asterisk (footnote marks) is dropped."""
-    text = _EMPHASIS.sub(r"\2", text)
-    if "*" in text:
-        text = _TIMES.sub(f" {lex.symbols.get('×', '×')} ", text).replace("*", "")
+    text = text.sub(_EMPHASIS, r"\2")
+    if "*" in text.text:
+        text = text.sub(_TIMES, f" {lex.symbols.get('×', '×')} ").replace("*", "")
     return text
 
 
@@ -86,7 +87,7 @@ PASSES: Final[tuple[tuple[str, Pass], ...]] = (
     ("decades", num.decades),
     ("symbols", words.symbols),
     ("numbers", num.numbers),
-    ("kana", lambda text, lex: to_kana(text) if lex.lang == "ja" else text),
+    ("kana", lambda text, lex: text.rewrite(to_kana(text.text)) if lex.lang == "ja" else text),
 )
 
 _HSPACE: Final = "[ \\t\\f\\v\\r\u00a0\u202f]"
@@ -103,6 +104,12 @@ def normalize(text: str, lang: str = "en") -> str:
     ``lang`` is any accepted tag (``en``, ``eng``, ``en-US``). Raises ``TextError`` for a
     language lector does not speak.
     """
+    return normalize_traced(Traced.of(text), lang).text
+
+
+def normalize_traced(text: Traced, lang: str = "en") -> Traced:
+    """``normalize``, each character of the result knowing the span of ``text``'s source it was
+    read from (``speech.text.offsets``): what word timings point at."""
     code = canonical(lang)
     if code is None:
         raise TextError(f"Language {lang} is not supported for text normalization")
@@ -112,11 +119,20 @@ def normalize(text: str, lang: str = "en") -> str:
     return _tidy_whitespace(text)
 
 
-def _tidy_whitespace(text: str) -> str:
+def _tidy_whitespace(text: Traced) -> Traced:
     """Hard-wrapped lines become one line; paragraph breaks stay as one blank line; runs of
     spaces (including those the passes introduced) become one."""
-    paragraphs = _PARAGRAPH_BREAK.split(text)
-    tidy = (
-        _SPACE_BEFORE_PUNCT.sub(r"\1", _SPACES.sub(" ", _LINE_BREAK.sub(" ", p))).strip() for p in paragraphs
-    )
-    return "\n\n".join(p for p in tidy if p)
+    paragraphs: list[Traced] = []
+    cursor = 0
+    for m in _PARAGRAPH_BREAK.finditer(text.text):
+        paragraphs.append(text.slice(cursor, m.start()))
+        cursor = m.end()
+    paragraphs.append(text.slice(cursor, len(text)))
+    tidy = [p.sub(_LINE_BREAK, " ").sub(_SPACES, " ").sub(_SPACE_BEFORE_PUNCT, r"\1").strip() for p in paragraphs]
+    kept = [p for p in tidy if p.text]
+    out: list[Traced] = []
+    for i, p in enumerate(kept):
+        if i:
+            out.append(Traced.spread("\n\n", (p.starts[0], p.starts[0])))
+        out.append(p)
+    return Traced.join(out)

@@ -14,6 +14,7 @@ from typing import Final
 from speech.text.lexicons import lexicon
 from speech.text.lexicons.base import Lexicon
 from speech.text.numbers import cardinal, year
+from speech.text.offsets import Traced
 
 _EN_MONTH_ABBREVIATIONS: Final = (
     "Jan",
@@ -96,7 +97,7 @@ def _valid(month: int, day: int) -> bool:
     return 1 <= month <= 12 and 1 <= day <= 31
 
 
-def dates(text: str, lex: Lexicon) -> str:
+def dates(text: Traced, lex: Lexicon) -> Traced:
     p = _patterns(lex.lang)
 
     def iso(m: re.Match[str]) -> str:
@@ -110,10 +111,10 @@ def dates(text: str, lex: Lexicon) -> str:
             day, month = month, day
         return say_date(y, month, day, lex) if _valid(month, day) else m.group(0)
 
-    text = p["numeric"].sub(numeric, p["iso"].sub(iso, text))
+    text = text.sub(p["iso"], iso).sub(p["numeric"], numeric)
     if lex.lang == "en":
-        text = p["month_day"].sub(lambda m: _en_month_day(m, lex, day_first=False), text)
-        text = p["day_month"].sub(lambda m: _en_month_day(m, lex, day_first=True), text)
+        text = text.sub(p["month_day"], lambda m: _en_month_day(m, lex, day_first=False))
+        text = text.sub(p["day_month"], lambda m: _en_month_day(m, lex, day_first=True))
     return text
 
 
@@ -132,7 +133,7 @@ def _en_month_day(m: re.Match[str], lex: Lexicon, *, day_first: bool) -> str:
     return say_date(int(y) if y else None, month + 1, day, lex)
 
 
-def times(text: str, lex: Lexicon) -> str:
+def times(text: Traced, lex: Lexicon) -> Traced:
     p = _patterns(lex.lang)
 
     def clock(m: re.Match[str]) -> str:
@@ -151,4 +152,4 @@ def times(text: str, lex: Lexicon) -> str:
         words = say_time(hour, 0, "am" if m.group("mer").lower() == "a" else "pm", lex)
         return words + ("." if m.group(0).endswith(".") and ends_sentence(m) else "")
 
-    return p["hour_mer"].sub(hour_mer, p["clock"].sub(clock, text))
+    return text.sub(p["clock"], clock).sub(p["hour_mer"], hour_mer)

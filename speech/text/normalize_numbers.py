@@ -16,6 +16,7 @@ from typing import Final
 from speech.text.lexicons import lexicon
 from speech.text.lexicons.base import Currency, Lexicon
 from speech.text.numbers import MINUS_WORD, Gender, cardinal, decimal, integer, year
+from speech.text.offsets import Traced
 
 _SPACES = "\u00a0\u202f"
 _EN_NUMBER: Final = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+\.\d+|\d+"
@@ -169,7 +170,7 @@ def _minus(m: re.Match[str], lex: Lexicon) -> str:
     return MINUS_WORD[lex.lang] + " " if m.group("neg") else ""
 
 
-def money(text: str, lex: Lexicon) -> str:
+def money(text: Traced, lex: Lexicon) -> Traced:
     p = _patterns(lex.lang)
 
     def sub(m: re.Match[str]) -> str:
@@ -177,16 +178,16 @@ def money(text: str, lex: Lexicon) -> str:
         scale = _EN_SCALES.get(m.groupdict().get("scale") or "")
         return _minus(m, lex) + say_money(m.group("num"), cur, lex, scale)
 
-    return p["money_after"].sub(sub, p["money_before"].sub(sub, text))
+    return text.sub(p["money_before"], sub).sub(p["money_after"], sub)
 
 
-def percent(text: str, lex: Lexicon) -> str:
-    return _patterns(lex.lang)["percent"].sub(
-        lambda m: f"{_minus(m, lex)}{say_number(m.group('num'), lex)} {lex.percent}", text
+def percent(text: Traced, lex: Lexicon) -> Traced:
+    return text.sub(
+        _patterns(lex.lang)["percent"], lambda m: f"{_minus(m, lex)}{say_number(m.group('num'), lex)} {lex.percent}"
     )
 
 
-def units(text: str, lex: Lexicon) -> str:
+def units(text: Traced, lex: Lexicon) -> Traced:
     def sub(m: re.Match[str]) -> str:
         unit = lex.units[m.group("unit")]
         token = m.group("num")
@@ -194,17 +195,17 @@ def units(text: str, lex: Lexicon) -> str:
         amount = say_number(token, lex, gender=unit.gender, before_noun=True)
         return f"{_minus(m, lex)}{_of(lex, amount, name)}"
 
-    return _patterns(lex.lang)["unit"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["unit"], sub)
 
 
-def ordinals(text: str, lex: Lexicon) -> str:
+def ordinals(text: Traced, lex: Lexicon) -> Traced:
     def sub(m: re.Match[str]) -> str:
         gender = lex.ordinal_suffixes.get(
             m.group("suf"), lex.ordinal_suffixes.get(m.group("suf").lower(), "m")
         )
         return lex.say_ordinal(int(m.group("num")), gender)
 
-    return _patterns(lex.lang)["ordinal"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["ordinal"], sub)
 
 
 def _fraction_words(num: int, den: int, lex: Lexicon) -> str:
@@ -216,9 +217,9 @@ def _fraction_words(num: int, den: int, lex: Lexicon) -> str:
     return f"{cardinal(num, lex.lang)}{over} {cardinal(den, lex.lang)}"
 
 
-def fractions(text: str, lex: Lexicon) -> str:
+def fractions(text: Traced, lex: Lexicon) -> Traced:
     p = _patterns(lex.lang)
-    text = _VULGAR_RE.sub(lambda m: (m.group(1) + " " if m.group(1) else "") + _VULGAR[m.group(2)], text)
+    text = text.sub(_VULGAR_RE, lambda m: (m.group(1) + " " if m.group(1) else "") + _VULGAR[m.group(2)])
 
     def mixed(m: re.Match[str]) -> str:
         whole, num, den = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -229,19 +230,19 @@ def fractions(text: str, lex: Lexicon) -> str:
             part = "a " + part.split(" ", 1)[1]
         return f"{cardinal(whole, lex.lang)}{lex.and_word}{part}"
 
-    text = p["mixed"].sub(mixed, text)
-    return p["fraction"].sub(lambda m: _fraction_words(int(m.group(1)), int(m.group(2)), lex), text)
+    text = text.sub(p["mixed"], mixed)
+    return text.sub(p["fraction"], lambda m: _fraction_words(int(m.group(1)), int(m.group(2)), lex))
 
 
-def ranges(text: str, lex: Lexicon) -> str:
-    return _patterns(lex.lang)["range"].sub(lambda m: f"{m.group(1)} {lex.range_word} {m.group(2)}", text)
+def ranges(text: Traced, lex: Lexicon) -> Traced:
+    return text.sub(_patterns(lex.lang)["range"], lambda m: f"{m.group(1)} {lex.range_word} {m.group(2)}")
 
 
 def _plural_en(words: str) -> str:
     return words[:-1] + "ies" if words.endswith("y") else words + "s"
 
 
-def decades(text: str, lex: Lexicon) -> str:
+def decades(text: Traced, lex: Lexicon) -> Traced:
     """English only: ``1990s`` nineteen nineties, ``'80s`` eighties."""
     if lex.lang != "en":
         return text
@@ -253,7 +254,7 @@ def decades(text: str, lex: Lexicon) -> str:
         words = year(int(digits), "en") if len(digits) == 4 else cardinal(int(digits), "en")
         return _plural_en(words)
 
-    return _patterns(lex.lang)["decade"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["decade"], sub)
 
 
 def _reads_as_year(token: str, lex: Lexicon) -> bool:
@@ -290,7 +291,7 @@ def _counted_noun(m: re.Match[str], lex: Lexicon) -> tuple[Gender, bool]:
     return ("f" if word.endswith(("a", "as")) else "m"), True
 
 
-def numbers(text: str, lex: Lexicon) -> str:
+def numbers(text: Traced, lex: Lexicon) -> Traced:
     def sub(m: re.Match[str]) -> str:
         token = m.group("num")
         if _reads_as_year(token, lex):
@@ -300,4 +301,4 @@ def numbers(text: str, lex: Lexicon) -> str:
             words = say_number(token, lex, gender=gender, before_noun=before_noun)
         return _minus(m, lex) + words
 
-    return _patterns(lex.lang)["number"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["number"], sub)

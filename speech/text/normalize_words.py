@@ -12,6 +12,7 @@ from speech.text.lexicons import lexicon
 from speech.text.lexicons.base import Lexicon
 from speech.text.normalize_datetime import ends_sentence
 from speech.text.numbers import cardinal, digits, integer, roman_value
+from speech.text.offsets import Traced
 
 # After "Henry I" these words mean the pronoun, not the numeral: "when I met Henry I was ...".
 _PRONOUN_NEXT: Final = re.compile(
@@ -80,14 +81,14 @@ def _letter(ch: str, lex: Lexicon) -> str:
     return lex.letters.get(ch.lower(), ch.upper() if ch.isalpha() else lex.web.get(ch, ""))
 
 
-def spell(text: str, lex: Lexicon) -> str:
+def spell(text: Traced, lex: Lexicon) -> Traced:
     """``spell(ABC)`` -> ``A, B, C`` (English) / ``A B C``: every character on its own."""
 
     def sub(m: re.Match[str]) -> str:
         names = [_letter(ch, lex) for ch in m.group(1) if not ch.isspace()]
         return lex.letter_separator.join(n for n in names if n)
 
-    return _patterns(lex.lang)["spell"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["spell"], sub)
 
 
 def read_address(address: str, lex: Lexicon) -> str:
@@ -105,19 +106,19 @@ def read_address(address: str, lex: Lexicon) -> str:
     return " ".join(words)
 
 
-def web(text: str, lex: Lexicon) -> str:
+def web(text: Traced, lex: Lexicon) -> Traced:
     p = _patterns(lex.lang)
-    text = p["email"].sub(lambda m: read_address(m.group(0), lex), text)
+    text = text.sub(p["email"], lambda m: read_address(m.group(0), lex))
 
     def url(m: re.Match[str]) -> str:
         found = m.group(0)
         stripped = found.rstrip(_TRAILING_PUNCT)
         return read_address(stripped, lex) + found[len(stripped) :]
 
-    return p["url"].sub(url, text)
+    return text.sub(p["url"], url)
 
 
-def phones(text: str, lex: Lexicon) -> str:
+def phones(text: Traced, lex: Lexicon) -> Traced:
     """``+1 (555) 123-4567`` -> ``plus one, five five five, one two three, four five six seven``."""
 
     def sub(m: re.Match[str]) -> str:
@@ -125,25 +126,25 @@ def phones(text: str, lex: Lexicon) -> str:
         head = lex.web.get("+", "+") + " " if m.group(0).startswith("+") else ""
         return head + ", ".join(groups)
 
-    return _patterns(lex.lang)["phone"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["phone"], sub)
 
 
-def rules(text: str, lex: Lexicon) -> str:
+def rules(text: Traced, lex: Lexicon) -> Traced:
     for pattern, replace in lex.rules:
-        text = pattern.sub(replace, text)
+        text = text.sub(pattern, replace)
     return text
 
 
-def abbreviations(text: str, lex: Lexicon) -> str:
+def abbreviations(text: Traced, lex: Lexicon) -> Traced:
     def sub(m: re.Match[str]) -> str:
         key = m.group(0)
         final = key in lex.may_end_sentence or key[0].lower() + key[1:] in lex.may_end_sentence
         return _abbreviations(lex.lang)[key] + ("." if final and ends_sentence(m) else "")
 
-    return _patterns(lex.lang)["abbreviation"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["abbreviation"], sub)
 
 
-def initialisms(text: str, lex: Lexicon) -> str:
+def initialisms(text: Traced, lex: Lexicon) -> Traced:
     """``U.S.A.`` -> ``U S A`` (the dot kept when it also ends the sentence)."""
     if not lex.latin_script:
         return text
@@ -151,10 +152,10 @@ def initialisms(text: str, lex: Lexicon) -> str:
     def sub(m: re.Match[str]) -> str:
         return " ".join(m.group(1).replace(".", "")) + ("." if ends_sentence(m) else "")
 
-    return _patterns(lex.lang)["initialism"].sub(sub, text)
+    return text.sub(_patterns(lex.lang)["initialism"], sub)
 
 
-def roman_numerals(text: str, lex: Lexicon) -> str:
+def roman_numerals(text: Traced, lex: Lexicon) -> Traced:
     """``Chapter IV`` -> Chapter four; ``Henry VIII`` -> Henry the eighth (per language)."""
     p = _patterns(lex.lang)
 
@@ -171,15 +172,15 @@ def roman_numerals(text: str, lex: Lexicon) -> str:
             dot = ""  # German writes regnal numbers as ordinals with a dot: "Ludwig XIV."
         return f"{m.group('name')} {lex.say_regnal(value)}{dot}"
 
-    return p["regnal"].sub(regnal, p["chapter"].sub(chapter, text))
+    return text.sub(p["chapter"], chapter).sub(p["regnal"], regnal)
 
 
-def symbols(text: str, lex: Lexicon) -> str:
+def symbols(text: Traced, lex: Lexicon) -> Traced:
     for symbol, word in lex.symbols.items():
-        if symbol not in text:
+        if symbol not in text.text:
             continue
         if symbol in "#~":
-            text = re.sub(re.escape(symbol) + r"(?=\d)", word + " ", text)
+            text = text.sub(re.compile(re.escape(symbol) + r"(?=\d)"), word + " ")
         else:
             text = text.replace(symbol, f" {word} ")
     return text

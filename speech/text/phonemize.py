@@ -24,6 +24,7 @@ from collections import OrderedDict
 from typing import Any
 
 from speech.errors import PhonemizerError
+from speech.text.words import split_words
 
 _log = logging.getLogger("lector.phonemizer")
 
@@ -54,8 +55,6 @@ class _OnceForMismatch(logging.Filter):
 
 _log.addFilter(_OnceForMismatch())
 
-# Characters trimmed from the ends of a text token to give the word shown in timings.
-WORD_TRIM = "\"'“”‘’«»()[]{}<>.,;:!?¡¿…—–-*_/\\|،؟。、！？"
 _WORD_CACHE_SIZE = 20_000
 _LANGUAGE_FLAGS = re.compile(r"\([^)]*\)")
 
@@ -78,16 +77,6 @@ def _point_phonemizer_at_loader() -> None:
         except (ImportError, OSError, RuntimeError) as exc:
             raise PhonemizerError(f"eSpeak NG is unavailable: {exc}") from exc
         _library_ready = True
-
-
-def split_words(text: str) -> list[str]:
-    """The words of ``text`` as shown in timings: whitespace tokens without edge punctuation."""
-    words = []
-    for token in text.split():
-        word = token.strip(WORD_TRIM)
-        if word:
-            words.append(word)
-    return words
 
 
 class EspeakPhonemizer:

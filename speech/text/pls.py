@@ -30,6 +30,7 @@ from typing import Final
 from speech.errors import LexiconError, MalformedXml, UnsafeXml
 from speech.text.languages import canonical
 from speech.text.markup import PhonemeSegment, Segment, TextSegment
+from speech.text.offsets import Traced
 from speech.text.xml_safe import XmlLimits, XmlNode, parse_nodes
 
 PLS_NS: Final = "http://www.w3.org/2005/01/pronunciation-lexicon"
@@ -178,22 +179,30 @@ class LexiconMatcher:
         if self.pattern is None:
             return [segment]
         out: list[Segment] = []
-        text = segment.text
+        text, origin = segment.text, segment.origin
         cursor = 0
         for m in self.pattern.finditer(text):
             lexeme = self.lookup(m.group(0))
             if lexeme is None:  # a case-folded alternative matched a grapheme it must not
                 continue
             if m.start() > cursor:
-                out.append(replace(segment, text=text[cursor : m.start()]))
+                out.append(_part(segment, cursor, m.start()))
+            where = origin.span(m.start(), m.end()) if origin is not None else None
             if lexeme.phoneme is not None:
-                out.append(PhonemeSegment(lexeme.phoneme, word=m.group(0), voicing=segment.voicing))
+                out.append(PhonemeSegment(lexeme.phoneme, word=m.group(0), voicing=segment.voicing, source=where))
             else:
-                out.append(replace(segment, text=lexeme.alias or ""))
+                alias = lexeme.alias or ""
+                spoken = Traced.spread(alias, where) if where is not None else None
+                out.append(replace(segment, text=alias, origin=spoken))
             cursor = m.end()
         if cursor < len(text):
-            out.append(replace(segment, text=text[cursor:]))
+            out.append(_part(segment, cursor, len(text)))
         return _join_text(out)
+
+
+def _part(segment: TextSegment, start: int, end: int) -> TextSegment:
+    origin = segment.origin.slice(start, end) if segment.origin is not None else None
+    return replace(segment, text=segment.text[start:end], origin=origin)
 
 
 def _join_text(segments: list[Segment]) -> list[Segment]:
@@ -205,7 +214,8 @@ def _join_text(segments: list[Segment]) -> list[Segment]:
             isinstance(segment, TextSegment) and isinstance(last, TextSegment)
             and (last.speed, last.voicing) == (segment.speed, segment.voicing)
         ):
-            joined[-1] = replace(last, text=last.text + segment.text)
+            both = last.origin + segment.origin if last.origin is not None and segment.origin is not None else None
+            joined[-1] = replace(last, text=last.text + segment.text, origin=both)
         else:
             joined.append(segment)
     return joined

@@ -41,6 +41,7 @@ from speech.text.markup import (
     TextSegment,
     Voicing,
 )
+from speech.text.offsets import Traced
 from speech.text.say_as import say_as
 from speech.text.xml_safe import XmlLimits, XmlNode, parse_nodes
 
@@ -158,21 +159,23 @@ class _Reader:
         handlers[local](node, ctx)
 
     def children(self, node: XmlNode, ctx: _Context) -> None:
-        for child in node.children:
+        for index, child in enumerate(node.children):
             if isinstance(child, str):
                 self.written.append(child)
-                self.text(child, ctx)
+                self.text(child, ctx, node.origin(index))
             else:
                 self.element(child, ctx)
 
-    def text(self, text: str, ctx: _Context) -> None:
+    def text(self, text: str, ctx: _Context, origin: Traced | None) -> None:
         """Text joins the stretch before it when nothing between them changes how it is read, so
-        a sentence with a ``say-as`` or ``sub`` inside is still one sentence to the engine."""
+        a sentence with a ``say-as`` or ``sub`` inside is still one sentence to the engine.
+        ``origin``: where the text stands in the document (what word timings point at)."""
         last = self.segments[-1] if self.segments else None
         if isinstance(last, TextSegment) and last.voicing == ctx.voicing and not self.boundary:
-            self.segments[-1] = TextSegment(last.text + text, voicing=ctx.voicing)
+            joined = last.origin + origin if last.origin is not None and origin is not None else None
+            self.segments[-1] = TextSegment(last.text + text, voicing=ctx.voicing, origin=joined)
         elif text.strip():
-            self.segments.append(TextSegment(text, voicing=ctx.voicing))
+            self.segments.append(TextSegment(text, voicing=ctx.voicing, origin=origin))
             self.boundary = False
 
     def sentence(self, node: XmlNode, ctx: _Context) -> None:
@@ -258,14 +261,15 @@ class _Reader:
         text = node.text()
         self.written.append(text)
         if text.strip():
-            self.text(say_as(text, kind, node.attrib.get("format"), ctx.lang, node.position), ctx)
+            reading = say_as(text, kind, node.attrib.get("format"), ctx.lang, node.position)
+            self.text(reading, ctx, _read_for(reading, node))
 
     def _sub(self, node: XmlNode, ctx: _Context) -> None:
         alias = node.attrib.get("alias")
         if alias is None:
             raise SsmlError(f"SSML <sub> at {node.position} needs alias")
         self.written.append(alias)
-        self.text(alias, ctx)
+        self.text(alias, ctx, _read_for(alias, node))
 
     def _phoneme(self, node: XmlNode, ctx: _Context) -> None:
         alphabet = node.attrib.get("alphabet", "ipa")
@@ -275,7 +279,9 @@ class _Reader:
         if not ph:
             raise SsmlError(f"SSML <phoneme> at {node.position} needs ph")
         self.written.append(node.text())
-        self.other(PhonemeSegment(ph, word=" ".join(node.text().split()), voicing=ctx.voicing))
+        said = _read_for(node.text(), node)
+        where = said.span(0, len(said)) if said is not None else None
+        self.other(PhonemeSegment(ph, word=" ".join(node.text().split()), voicing=ctx.voicing, source=where))
 
     def _voice(self, node: XmlNode, ctx: _Context) -> None:
         name = node.attrib.get("name", "").strip()
@@ -288,6 +294,19 @@ class _Reader:
         if not name:
             raise SsmlError(f"SSML <mark> at {node.position} needs name")
         self.other(MarkSegment(name))
+
+
+def _read_for(words: str, node: XmlNode) -> Traced | None:
+    """``words`` read in place of a text-only element's content (``say-as``, ``sub``,
+    ``phoneme``): each stands for the whole content as written, or, for an empty element, for
+    the point where it stands. None where the document gave no positions."""
+    if node.offset is None:
+        return None
+    parts = [node.origin(i) for i, child in enumerate(node.children) if isinstance(child, str)]
+    if any(p is None for p in parts):
+        return None
+    content = Traced.join(p for p in parts if p is not None)
+    return Traced.spread(words, content.span(0, len(content)) or (node.offset, node.offset))
 
 
 def _scaled_rate(current: float | None, factor: float) -> float:

@@ -25,6 +25,7 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
 from speech.errors import MalformedXml, UnsafeXml
+from speech.text.offsets import Traced
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,16 @@ class XmlNode:
     line: int
     column: int
     children: list[XmlNode | str] = field(default_factory=list)
+    offset: int | None = None
+    """Where the start tag begins in the document, in characters (a document given as ``str``)."""
+    origins: dict[int, Traced] | None = None
+    """For each text child (by index), where its characters stand in the document (a document
+    given as ``str``): entities and character references stand for all of their markup. None:
+    no positions, or no text (not an empty dict each: 50,000 elements are allowed)."""
+
+    def origin(self, index: int) -> Traced | None:
+        """Where text child ``index`` stands in the document, if known."""
+        return self.origins.get(index) if self.origins is not None else None
 
     @property
     def local(self) -> str:
@@ -102,15 +113,28 @@ class _Guard:
 
 
 class _NodeBuilder(_Guard):
-    def __init__(self, limits: XmlLimits, what: str) -> None:
+    def __init__(self, limits: XmlLimits, what: str, document: str | None = None) -> None:
         super().__init__(limits, what)
         self.stack: list[XmlNode] = []
         self.root: XmlNode | None = None
+        self.document = document  # set: text children learn where they stand (``XmlNode.origins``)
+        self._encoded = document.encode("utf-8", "surrogatepass") if document is not None else b""
+        self._byte = self._char = 0  # the last byte index converted, and its character index
+
+    def offset(self) -> int:
+        """The current event's position in the document, in characters (expat counts bytes)."""
+        expat = self.parser.parser
+        byte = int(expat.CurrentByteIndex)
+        if byte < self._byte:  # never, events come in order; start again rather than guess
+            self._byte = self._char = 0
+        self._char += len(self._encoded[self._byte : byte].decode("utf-8", "surrogatepass"))
+        self._byte = byte
+        return self._char
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
         self.check_start(attrib)
         line, column = self.where()
-        node = XmlNode(tag, dict(attrib), line, column)
+        node = XmlNode(tag, dict(attrib), line, column, offset=self.offset() if self.document is not None else None)
         if self.stack:
             self.stack[-1].children.append(node)
         else:
@@ -124,11 +148,29 @@ class _NodeBuilder(_Guard):
     def data(self, data: str) -> None:
         if not self.stack:
             return
-        children = self.stack[-1].children
+        node = self.stack[-1]
+        children = node.children
         if children and isinstance(children[-1], str):
             children[-1] += data
         else:
             children.append(data)
+        if self.document is not None:
+            where = self._where(data)
+            index = len(children) - 1
+            if node.origins is None:
+                node.origins = {}
+            node.origins[index] = node.origins[index] + where if index in node.origins else where
+
+    def _where(self, data: str) -> Traced:
+        """``data`` (one expat event: text, or one reference) where it stands in the document."""
+        at = self.offset()
+        document = self.document
+        assert document is not None
+        if document.startswith("&", at):  # a reference: a bare "&" is not well-formed
+            return Traced.spread(data, (at, max(document.find(";", at) + 1, at + 1)))
+        if document.startswith(data, at):
+            return Traced.of(data, at)
+        return Traced.spread(data, (at, at + len(data)))  # a line end written as "\r\n"
 
     def close(self) -> XmlNode | None:
         return self.root
@@ -160,6 +202,8 @@ def _run(source: bytes | str, target: _NodeBuilder | _TreeBuilder) -> Any:
         raise UnsafeXml(f"{target.what} is larger than {target.limits.max_bytes} bytes")
     parser = DefusedXMLParser(target=target, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     target.parser = parser
+    if isinstance(target, _NodeBuilder) and target.document is not None:
+        parser.parser.buffer_text = False  # one event per stretch, each with its own position
     try:
         parser.feed(source)
         return parser.close()
@@ -183,8 +227,9 @@ def _defused_reason(exc: DefusedXmlException) -> str:
 
 
 def parse_nodes(source: bytes | str, *, what: str, limits: XmlLimits = XmlLimits()) -> XmlNode:
-    """``source`` as an ``XmlNode`` tree; ``what`` ("SSML", "the lexicon") starts each message."""
-    root = _run(source, _NodeBuilder(limits, what))
+    """``source`` as an ``XmlNode`` tree; ``what`` ("SSML", "the lexicon") starts each message.
+    A ``str`` document's nodes also say where they stand in it (``XmlNode.offset``, ``origins``)."""
+    root = _run(source, _NodeBuilder(limits, what, source if isinstance(source, str) else None))
     if root is None:
         raise MalformedXml(f"{what} has no root element")
     assert isinstance(root, XmlNode)

@@ -48,7 +48,8 @@ from speech.engines.kokoro.vocab import PACKAGE, VOCAB
 from speech.errors import PhonemizerError
 from speech.text import languages
 from speech.text.arabic_vowels import vowelize
-from speech.text.phonemize import EspeakPhonemizer, default_phonemizer, split_words
+from speech.text.phonemize import EspeakPhonemizer, default_phonemizer
+from speech.text.words import split_words
 
 _LOG = logging.getLogger(__name__)
 

@@ -16,6 +16,8 @@ from scheduler.subtitles import (
     vtt_block,
     wrap,
 )
+from speech.text.normalize import normalize_traced
+from speech.text.offsets import Traced, spoken_words
 
 
 def _words(names: list[str], start: float = 0.0, step: float = 0.3) -> list[dict[str, float | str]]:
@@ -26,9 +28,9 @@ def test_sentences_own_the_words_the_engine_spoke_for_them() -> None:
     text = "Mr. Smith has 3 apples. He ate 12 of them!"
     counts = spoken_sentences(text, "en")
     # "3" is spoken as one word, "12" as one ("twelve"): the counts follow the normalised text
-    assert [written for written, _ in counts] == ["Mr. Smith has 3 apples.", "He ate 12 of them!"]
+    assert [text[start:end] for start, end, _ in counts] == ["Mr. Smith has 3 apples.", "He ate 12 of them!"]
     spoken = ["Mister", "Smith", "has", "three", "apples", "He", "ate", "twelve", "of", "them"]
-    assert sum(n for _, n in counts) == len(spoken)
+    assert sum(n for _, _, n in counts) == len(spoken)
     sentences = timed_sentences(text, _words(spoken), "en")
     assert [s.text for s in sentences] == ["Mr. Smith has 3 apples.", "He ate 12 of them!"]
     assert sentences[1].start == 5 * 0.3
@@ -83,3 +85,30 @@ def test_a_cast_cue_is_a_webvtt_voice_span_naming_who_speaks() -> None:
     assert voice_label({"voice": "ivy", "speaker": ""}) == "ivy"  # dialogue nobody is named for
     assert voice_label({"voice": "x", "speaker": "A<b>&"}) == "A&lt;b&amp;"
     assert voice_label(None) is None and vtt_block(cue) == "00:00:01.000 --> 00:00:02.500\n“Shall we\nwalk?”\n\n"
+
+
+def _placed(text: str) -> list[dict[str, float | str | int]]:
+    """What synthesis stores for ``text``: its spoken words, timed, with their offsets."""
+    placed = spoken_words(normalize_traced(Traced.of(text)))
+    return [{"word": w.word, "start": i * 0.3, "end": i * 0.3 + 0.25, "textOffset": w.source[0],
+             "textLength": w.source[1] - w.source[0]} for i, w in enumerate(placed)]
+
+
+def test_sentences_and_cues_say_where_their_words_were_written() -> None:
+    """A sentence and each of its cues know the stretch of the job's text they show, and a
+    WebVTT cue names it in its identifier, which players ignore."""
+    text = "Dr. Lee paid $5. " + "Then he walked on and on, along the long road home, " * 3 + "and slept."
+    base = 1000  # the chunk stands 1,000 characters into the book, copied as it was written
+    book = "x" * base + text
+    sentences = timed_sentences(text, _placed(text), "en", runs=[(0, base)])  # type: ignore[arg-type]
+    first = sentences[0].written_at()
+    assert book[first["textOffset"] : first["textOffset"] + first["textLength"]] == "Dr. Lee paid $5."
+    pieces = cues(sentences[1])
+    assert len(pieces) > 1  # the long sentence was cut into several cues
+    for cue in pieces:
+        at = cue.written
+        written = book[at["textOffset"] : at["textOffset"] + at["textLength"]]
+        assert " ".join(written.split()) == " ".join(cue.text.split())
+        assert vtt_block(cue).startswith(f"textOffset={at['textOffset']} textLength={at['textLength']}\n")
+    assert not vtt_block(Cue(0.0, 1.0, "no offsets")).startswith("textOffset")
+    assert timed_sentences(text, _placed(text), "en")[0].written_at() == {}  # type: ignore[arg-type]  # no runs

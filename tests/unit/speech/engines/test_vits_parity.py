@@ -18,7 +18,7 @@ from speech.engines.vits import VitsEngine
 from speech.engines.vits.model import VitsModel
 from speech.engines.vits.onnx_weights import load_state_dict, load_voice_weights, read_onnx_tensors
 from speech.errors import WeightsError
-from speech.text.phonemize import split_words
+from speech.text.words import split_words
 from speech.types import SynthesisOptions
 
 ZERO_NOISE = SynthesisOptions(noise_scale=0.0, noise_w=0.0)

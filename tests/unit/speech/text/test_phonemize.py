@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from speech.errors import PhonemizerError
-from speech.text.phonemize import EspeakPhonemizer, split_words
+from speech.text.phonemize import EspeakPhonemizer
+from speech.text.words import split_words
 
 
 @pytest.fixture(scope="module")
