@@ -116,3 +116,17 @@ def ahead_segment_key(job_id: uuid.UUID | str, first: int, stop: int, rate: int,
 def compliance_key(job_id: uuid.UUID | str) -> str:
     """A delivery job's compliance report (``scheduler.acx``)."""
     return f"jobs/{job_id}/compliance.json"
+
+
+def cache_prefix(account_id: uuid.UUID | str) -> str:
+    """An account's rendered chunks by content key (``scheduler.chunk_cache``): outside every
+    job's prefix, so expiring a job never deletes audio another job reuses."""
+    return f"cache/{account_id}/"
+
+
+def cache_audio_key(account_id: uuid.UUID | str, content_key: str) -> str:
+    return f"cache/{account_id}/{content_key[:2]}/{content_key}.pcm"
+
+
+def cache_meta_key(account_id: uuid.UUID | str, content_key: str) -> str:
+    return f"cache/{account_id}/{content_key[:2]}/{content_key}.json"
