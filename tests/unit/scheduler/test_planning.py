@@ -96,8 +96,8 @@ def _chapters_text(chapters: list[list[str]]) -> str:
 
 
 def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
-    head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    tail = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y), min(len(a), len(b)))
+    head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    tail = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b), strict=False)) if x != y), min(len(a), len(b)))
     return head, tail
 
 
