@@ -5,14 +5,20 @@ is rendered again by the same account.
 - At most 5 chunks are synthesized (counted as the usage rows of the second job), the rest is
   reused: ``reusedCharacters`` beside ``billedCharacters``, adding up to the book's characters.
 - The corrected book's plan is a fresh plan of the corrected text: a new account renders it from
-  nothing and gets the same chunks, pauses and chapters.
-- Sample for sample: outside the edited chapter the corrected file equals the first file
-  (``loudnessScope: chapter``, so each chapter's gain is its own; WAV at joe's own rate, so no
-  resampler carries state across a chapter). Why not against the fresh render's samples: joe (VITS)
-  draws Gaussian noise in every synthesis, so no two renders of a sentence are equal, reused or
-  not; the fresh render is compared by its plan. Inside the edited chapter the unedited paragraphs
-  carry that chapter's new gain (whole tenths of a dB); in book scope the whole file would move
-  by the book's gain change, which is the tolerance there.
+  nothing and gets the same chunks in the same order.
+- Sample for sample: every reused chunk's stored audio is the first render's, and outside the
+  edited chapter the corrected file equals the first file (``loudnessScope: chapter``, each
+  chapter's gain its own; WAV at joe's own rate, so no resampler carries state across chapters;
+  a target of -30 LUFS, where joe's peaks stay under the limiter).
+- Why not against the fresh render's samples: joe (VITS) draws Gaussian noise in every synthesis,
+  so no two renders of a sentence are equal, reused or not; the fresh render is compared by its
+  plan (the same chunks in the same order).
+- The tolerance at louder targets: the delivered file's loudness loop (``scheduler.conformance``)
+  corrects every chapter's gain at each of its renders (as many as the worst chapter needs) and
+  lowers one limiter ceiling for the whole book, so an edit in one chapter can move the others.
+  Measured here at -19 LUFS (joe's crest meets the limiter): chapters outside the edit came out
+  0.15-0.28 dB quieter or louder, with what the limiter did differently 23-26 dB under the
+  chapter's level. In book scope the one gain moves with the edit's share of the loudness.
 """
 
 from __future__ import annotations
@@ -40,8 +46,9 @@ from tests.support.books import revised_book, s3_store
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 TERMINAL = ("succeeded", "failed", "canceled")
 RATE = 22050  # joe's own rate
-GAIN_TOLERANCE_DB = 0.6  # two renders each within 0.2 LU of the target, gains in tenths of a dB
-RESIDUAL_DB = -30.0  # what is left after that gain, relative to the chapter (the limiter, int16 rounding)
+#: Quiet enough that joe's peaks stay under the limiter: the first render meets the target and
+#: each chapter's gain is its own (see the module's docstring for louder targets).
+LOUDNESS_LUFS = -30.0
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -50,7 +57,7 @@ def _auth(key: str) -> dict[str, str]:
 
 def _render(stack: Stack, key: str, text: str) -> dict[str, Any]:
     body = {"text": text, "speaker": "joe", "modelId": "mistv3", "format": "wav", "samplingRate": RATE,
-            "loudnessScope": "chapter"}
+            "loudnessScope": "chapter", "loudness": LOUDNESS_LUFS}
     submitted = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(key), json=body, timeout=60)
     assert submitted.status_code == 202, submitted.text
     job_id = submitted.json()["id"]
@@ -150,11 +157,7 @@ def test_a_corrected_chapter_renders_at_most_five_chunks_and_the_rest_is_the_sam
         if np.array_equal(old, new):
             exact += 1
             continue
-        # The delivered loudness is corrected over every chapter at once (scheduler.conformance:
-        # up to four renders, as many as the worst chapter needs), so a chapter outside the edit
-        # may leave with another gain: the tolerance is a gain within the loudness loop's reach
-        # (0.2 LU either side, in tenths of a dB) and nothing else different.
         gain = float(np.dot(old, new) / np.dot(old, old))
         residual = float(np.sqrt(np.mean((new - gain * old) ** 2)) / max(np.sqrt(np.mean(new**2)), 1e-9))
-        report.append((n, round(20 * np.log10(gain), 3), round(20 * np.log10(max(residual, 1e-12)), 1)))
-    assert all(abs(db) <= GAIN_TOLERANCE_DB and rest <= RESIDUAL_DB for _, db, rest in report), (exact, report)
+        report.append(f"chapter {n}: {20 * np.log10(gain):+.3f} dB, residual {20 * np.log10(max(residual, 1e-12)):.1f} dB")
+    assert exact == 19, "; ".join(report)
