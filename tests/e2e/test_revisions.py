@@ -154,7 +154,6 @@ def test_a_corrected_chapter_renders_at_most_five_chunks_and_the_rest_is_the_sam
     spans_before = _chapter_spans(objects, first["id"], [c.duration_s for c in first_chunks], len(before))
     spans_after = _chapter_spans(objects, second["id"], [c.duration_s for c in second_chunks], len(after))
     assert len(spans_before) == len(spans_after) == 20
-    moved = []
     for n, ((a0, a1), (b0, b1)) in enumerate(zip(spans_before, spans_after, strict=True), 1):
         if n == 7:
             continue
@@ -167,5 +166,3 @@ def test_a_corrected_chapter_renders_at_most_five_chunks_and_the_rest_is_the_sam
         gain_db = 20 * np.log10(float(np.dot(old, new) / np.dot(old, old)))
         residual = np.sqrt(np.mean((new - 10 ** (gain_db / 20) * old) ** 2)) / np.sqrt(np.mean(new**2))
         assert abs(gain_db) <= GAIN_STEP_DB + 0.005 and 20 * np.log10(residual) <= INT16_RESIDUAL_DB, (n, gain_db, residual)
-        moved.append(n)
-    assert len(moved) <= 13  # most chapters after it are untouched too (2 of 13 moved in the run that set this)
