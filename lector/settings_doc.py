@@ -81,7 +81,9 @@ NOTES: dict[str, str] = {
     "long book",
     "retention_days": "**a finished job's audio, text, subtitles and timestamps are deleted this many days after "
     "it finished** (an hourly sweep on the beat worker); the job row stays for billing and the job list, marked "
-    "`expired`, and its download answers 410 `job audio has expired`. Tell customers, or raise it",
+    "`expired`, and its download answers 410 `job audio has expired`. Tell customers, or raise it. An account's "
+    "cached chunks (revisions, `cache/<account>/`) go this long after their last use, once no unexpired job "
+    "uses them",
     "admin_token": "bearer token of `/admin/*` and the console's admin page; unset: the admin API answers 403",
     "ws_port": "self-hosted mode: the JSON WebSocket's port",
     "api_keys": "self-hosted mode: accepted keys, comma-separated, plaintext or `sha256:<hex>`",

@@ -133,3 +133,17 @@ def hls_init_key(job_id: uuid.UUID | str) -> str:
 
 def hls_segment_key(job_id: uuid.UUID | str, number: int) -> str:
     return f"jobs/{job_id}/hls/{number:06d}.m4s"
+
+
+def cache_prefix(account_id: uuid.UUID | str) -> str:
+    """An account's rendered chunks by content key (``scheduler.chunk_cache``): outside every
+    job's prefix, so expiring a job never deletes audio another job reuses."""
+    return f"cache/{account_id}/"
+
+
+def cache_audio_key(account_id: uuid.UUID | str, content_key: str) -> str:
+    return f"cache/{account_id}/{content_key[:2]}/{content_key}.pcm"
+
+
+def cache_meta_key(account_id: uuid.UUID | str, content_key: str) -> str:
+    return f"cache/{account_id}/{content_key[:2]}/{content_key}.json"

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
 
+from scheduler import chunk_cache
 from scheduler.casting import Cast, matched
 from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
-from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
+from scheduler.objects import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
-from speech.stream_steps import located, steps_for_request
+from speech.stream_steps import StreamStep, located, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.offsets import Runs, placed
 from speech.text.pls import PronunciationLexicon
@@ -44,13 +45,14 @@ STORE_THREADS = 8
 
 @dataclass(frozen=True, slots=True)
 class BatchResult:
-    synthesized: int  # chunks this run produced
+    synthesized: int  # chunks this run marked done: rendered, or reused from the account's cache
     complete: bool  # every chunk of the job is done: time to assemble
     canceled: bool = False
     billed: int = 0  # characters those chunks billed (their usage rows)
     model: str = ""  # the job's model, what they were billed under
     chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.progressive_assembly)
     qa: bool = False  # the job asked for the speech-recognition check (scheduler.qa) before assembly
+    reused: int = 0  # of ``synthesized``, the chunks copied from the account's cache (not billed)
 
 
 def join_sentences(
@@ -122,10 +124,11 @@ class Voicing:
 
 def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
-    voicing: Voicing | None = None, runs: Runs | None = None,
+    voicing: Voicing | None = None, runs: Runs | None = None, keep_as: tuple[uuid.UUID, str] | None = None,
 ) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
-    it pending, and the redo overwrites the same keys)."""
+    it pending, and the redo overwrites the same keys). ``keep_as`` (account, content key): also
+    under the account's chunk cache (``scheduler.chunk_cache``), for its later jobs."""
     samples, words = join_sentences(pieces, rate, runs=runs)
     if voicing is not None:
         samples, rate = matched(samples, rate, voicing.book_rate), voicing.book_rate
@@ -138,6 +141,8 @@ def store_chunk(
     if runs:
         meta["sources"] = runs
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
+    if keep_as is not None:
+        chunk_cache.keep(objects, keep_as[0], keep_as[1], pcm, meta)
     return duration
 
 
@@ -156,12 +161,12 @@ def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: JobPar
 
 
 def _render_group(
-    synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, group: list[tuple[int, str]], lang: str,
-    normalize_text: bool, lexicons: list[PronunciationLexicon],
+    synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, group: list[tuple[int, str]],
+    planned: Mapping[int, list[StreamStep]],
 ) -> list[tuple[int, str, list[AudioChunk]]]:
     """Each chunk's audio pieces, one per unit. The text units of the whole group go to the engine
     in one batched call; units a lexicon turned into phonemes are spoken one by one between them."""
-    per_chunk = [steps_for_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units for _, text in group]
+    per_chunk = [planned[index] for index, _ in group]
     flat = [u.text for units in per_chunk for u in units if not u.phonemes]
     audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
     work: list[tuple[int, str, list[AudioChunk]]] = []
@@ -205,15 +210,31 @@ def synthesize_batch(
         speed=params.speed_alpha,  # stored as a rate (facade.vendor_controls)
     )
     lang = params.lang
-    normalize_text = params.normalize
     lexicons = job_lexicons(sessions, account_id, params)
-    produced = billed = 0
+    units = {i: steps_for_request(text, lang, lexicons=lexicons, normalize_text=params.normalize).units for i, text in todo}
+    keys = {
+        i: chunk_cache.content_key(
+            _speaking(catalog, params, voice, layout, i), units[i], controls, lang=lang, stored_rate=book_rate,
+            sentence_gap_ms=SENTENCE_GAP_MS,
+        )
+        for i, _ in todo
+    }
+    # What the account has rendered before is copied, not synthesized, and not billed again.
+    reused = set(chunk_cache.reuse(
+        sessions=sessions, objects=objects, account_id=account_id, job_id=job_id,
+        wanted=[
+            chunk_cache.Wanted(i, text, keys[i], _label(layout, i), plan.sources[i] if i < len(plan.sources) else None)
+            for i, text in todo
+        ],
+    ))
+    todo = [item for item in todo if item[0] not in reused]
+    produced, billed = len(reused), 0
     for group_voice, group in _voiced_groups(todo, group_chars, layout):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != JobStatus.RUNNING:
-            return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id)
+            return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id, reused=len(reused))
         speaking = voice if group_voice is None else catalog.resolve(params.model_id, group_voice, params.lang)
-        work = _render_group(synthesizer, speaking, controls, group, lang, normalize_text, lexicons)
+        work = _render_group(synthesizer, speaking, controls, group, units)
         rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(speaking).sample_rate)
         # Look again before writing: a chunk another host stored and marked meanwhile (this task
         # was redelivered while its host was frozen, and the host has woken up) keeps that host's
@@ -235,6 +256,7 @@ def synthesize_batch(
                     store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
                     [w[2] for w in work], repeat(rate), voicings,
                     [plan.sources[i] if i < len(plan.sources) else None for i, _, _ in work],
+                    [(account_id, keys[w[0]]) for w in work],
                 )
             )
         stored = [(index, text, d) for (index, text, _), d in zip(work, durations, strict=True)]
@@ -242,7 +264,12 @@ def synthesize_batch(
         # few statements (a GPU group holds ~40 chunks).
         with sessions() as session:
             marked = job_repo.mark_chunks_done(
-                session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored]
+                session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored],
+                content_keys={i: keys[i] for i, _, _ in stored},
+            )
+            chunk_cache.remember(
+                session=session, account_id=account_id,
+                rendered={keys[i]: (billed_per_chunk[i], d) for i, _, d in stored},
             )
             durations_by_index = {i: d for i, _, d in stored}
             usage_repo.record_job_usage(
@@ -259,5 +286,14 @@ def synthesize_batch(
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
     return BatchResult(
         produced, complete, billed=billed, model=params.model_id,
-        chapter_scope=params.chapter_scope, qa=params.qa,
+        chapter_scope=params.chapter_scope, qa=params.qa, reused=len(reused),
     )
+
+
+def _speaking(catalog: VoiceCatalog, params: JobParams, voice: Voice, layout: Layout | None, index: int) -> Voice:
+    """The voice that reads chunk ``index``: the job's, or in a cast the chunk's."""
+    return voice if layout is None else catalog.resolve(params.model_id, layout.voices[index], params.lang)
+
+
+def _label(layout: Layout | None, index: int) -> ChunkVoice | None:
+    return None if layout is None else {"voice": layout.voices[index], "speaker": layout.speakers[index]}

@@ -216,6 +216,9 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         # ``characters``: what the submitted text bills when read whole; ``billedCharacters``: what
         # its chunks billed so far, by the same rule (speech.billing; docs/api.md, "Billed characters").
         view["billedCharacters"] = usage_repo.job_billed_characters(session=session, job_id=job_id)
+        # ``reusedCharacters``: chunks whose audio the account had rendered before (scheduler.chunk_cache),
+        # copied and not billed again; once the job has succeeded the two add up to ``characters``.
+        view["reusedCharacters"] = job_repo.job_reused_characters(session=session, job_id=job_id)
         if job.status == JobStatus.SUCCEEDED and JobParams.from_stored(job.params).delivery and not retention.is_expired(job):
             # the package's compliance report, one small object (scheduler.acx)
             view["compliance"] = json.loads(configured(services.objects).get_bytes(compliance_key(job_id)))

@@ -123,8 +123,9 @@ def submit(
         if wait:
             job = _follow(client, job["id"])
     if wait and job["status"] == JobStatus.SUCCEEDED:
+        reused = f" ({job['reusedCharacters']:,} more reused, not billed again)" if job.get("reusedCharacters") else ""
         console.print(f"done: {job['billedCharacters'] if job.get('billedCharacters') is not None else job['characters']:,} "
-                      f"characters billed, {job.get('durationSeconds') or 0:.0f} s of audio. Download it with:\n"
+                      f"characters billed{reused}, {job.get('durationSeconds') or 0:.0f} s of audio. Download it with:\n"
                       f"  lector jobs download {job['id'][:SHORT]} {_suggested_name(book, fmt)}", highlight=False,
                       soft_wrap=True)
     elif wait:

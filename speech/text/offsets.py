@@ -254,6 +254,18 @@ stands at ``source + p - text`` of the last pair with ``text <= p``. The compact
 where text was copied, not rewritten (a job's chunks in its text: ``scheduler.chunk_sources``)."""
 
 
+def local(span: SourceSpan, runs: Runs) -> SourceSpan:
+    """The inverse of ``placed``: a span of the source (the book) as a span of the run-mapped text
+    (the chunk), for a span that lies inside the chunk."""
+    def back(q: int) -> int:
+        k = max((i for i, r in enumerate(runs) if r[1] <= q), default=0)
+        return runs[k][0] + q - runs[k][1]
+
+    if span[1] <= span[0]:
+        return back(span[0]), back(span[0])
+    return back(span[0]), back(span[1] - 1) + 1
+
+
 def placed(span: SourceSpan, runs: Runs) -> SourceSpan:
     """A span of a run-mapped text (a chunk) as a span of its source (the book)."""
     def at(p: int) -> int:

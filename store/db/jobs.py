@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Integer, Table, bindparam, func, literal, select, update
+from sqlalchemy import ColumnElement, Integer, Table, bindparam, func, literal, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -209,14 +209,17 @@ def mark_chunk_done(
 
 
 def mark_chunks_done(
-    *, session: Session, job_id: uuid.UUID, done: Sequence[tuple[int, str, float]]
+    *, session: Session, job_id: uuid.UUID, done: Sequence[tuple[int, str, float]],
+    content_keys: Mapping[int, str] | None = None, reused: bool = False,
 ) -> list[int]:
     """Mark a group of chunks done, ``(index, audio_key, duration_s)`` each, in a
     fixed few cached statements whatever their number (a GPU group holds ~40 chunks, and
     per-chunk statements took most of a GPU worker's time outside the engine). Returns the indices
     newly marked, in the given order, with the same guarantees: the job row is locked first, then
     the group's pending chunk rows; chunks already done, or of an ended job, are left alone;
-    ``JobNotFound`` for a chunk the job does not have."""
+    ``JobNotFound`` for a chunk the job does not have. ``content_keys`` records each chunk's
+    content key (its reference to the account's chunk cache); ``reused``: their audio came from
+    that cache (``job_reused_characters`` counts them)."""
     status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
     if status is None:
         raise JobNotFound(f"no job {job_id}")
@@ -235,15 +238,21 @@ def mark_chunks_done(
         missing = [i for i in indices if i not in known]
         if missing:
             raise JobNotFound(f"job {job_id} has no chunk {missing[0]}")
+    keys = content_keys or {}
     rows = [
-        {"job": job_id, "at": int(i), "key": key, "seconds": float(d)} for i, key, d in done if int(i) in pending
+        {"job": job_id, "at": int(i), "key": key, "seconds": float(d), "content": keys.get(int(i))}
+        for i, key, d in done
+        if int(i) in pending
     ]
     if rows:
         chunks = cast(Table, JobChunk.__table__)
         session.connection().execute(  # Core executemany: one cached statement for every row
             chunks.update()
             .where(chunks.c.job_id == bindparam("job"), chunks.c.index == bindparam("at"))
-            .values(status=ChunkStatus.DONE.value, audio_key=bindparam("key"), duration_s=bindparam("seconds"), updated_at=func.now()),
+            .values(
+                status=ChunkStatus.DONE.value, audio_key=bindparam("key"), duration_s=bindparam("seconds"),
+                content_key=bindparam("content"), reused=reused, updated_at=func.now(),
+            ),
             rows,
         )
         session.execute(
@@ -253,6 +262,15 @@ def mark_chunks_done(
             .execution_options(synchronize_session="fetch")
         )
     return [int(i) for i, _, _ in done if int(i) in pending]
+
+
+def job_reused_characters(*, session: Session, job_id: uuid.UUID) -> int:
+    """Characters of the job's chunks whose audio came from the account's chunk cache: not billed
+    again (``billedCharacters`` beside it counts the usage rows)."""
+    total = session.scalar(
+        select(func.coalesce(func.sum(JobChunk.characters), 0)).where(JobChunk.job_id == job_id, JobChunk.reused.is_(True))
+    )
+    return int(total or 0)
 
 
 def set_chunk_duration(*, session: Session, job_id: uuid.UUID, index: int, duration_s: float) -> bool:
@@ -345,13 +363,19 @@ def expirable_jobs(*, session: Session, finished_before: datetime, limit: int = 
             .where(
                 Job.status.in_(sorted(TERMINAL)),
                 Job.finished_at < finished_before,
-                Job.params["expired"].as_boolean().is_not(True),
+                not_expired(),
             )
             .order_by(Job.finished_at)
             .limit(limit)
             .with_for_update(skip_locked=True)
         )
     )
+
+
+def not_expired() -> ColumnElement[bool]:
+    """SQL: the job's objects are still there (``mark_expired`` has not run); the store's own mark."""
+    mark: ColumnElement[bool] = Job.params["expired"].as_boolean().is_not(True)
+    return mark
 
 
 def mark_expired(*, session: Session, job_id: uuid.UUID) -> None:

@@ -240,6 +240,30 @@ class JobChunk(Base):
     audio_key: Mapped[str | None] = mapped_column(String(512))
     duration_s: Mapped[float | None] = mapped_column(Float)
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now(), onupdate=func.now())
+    # The chunk's content key (scheduler.content_keys), set when it is done: the job's reference
+    # to the account's cached audio (ChunkCacheEntry), which keeps that entry alive.
+    content_key: Mapped[str | None] = mapped_column(String(64), index=True)
+    # Its audio came from the account's cache: no usage row, counted in the job's reusedCharacters.
+    reused: Mapped[bool] = mapped_column(server_default=false())  # no client default: rows written before 0005 omit it
+
+
+class ChunkCacheEntry(Base):
+    """An account's rendered chunk, by content key (``scheduler.content_keys``): where its audio
+    and metadata are kept (``audio_key``; the metadata beside it) and what it billed when it was
+    made. A later job of the account whose chunk has the same key copies this audio instead of
+    synthesizing it, and bills nothing for it. An entry lives while a job that is not expired
+    refers to it (``JobChunk.content_key``) or it was used within the retention period
+    (``scheduler.retention.expire_cache``)."""
+
+    __tablename__ = "chunk_cache"
+
+    account_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True)
+    content_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    audio_key: Mapped[str] = mapped_column(String(512))
+    characters: Mapped[int]
+    duration_s: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    last_used_at: Mapped[datetime] = mapped_column(server_default=func.now(), index=True)
 
 
 class WebhookAttempt(Base):

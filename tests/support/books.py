@@ -3,6 +3,7 @@ store as the test sees it, and a job submitted the way the API would."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -49,3 +50,34 @@ def job_row(sessions: Any, job_id: uuid.UUID) -> Any:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         session.expunge(job)
         return job
+
+
+def revised_book(chapters: int = 20, per_chapter: int = 2, edited_chapter: int = 7) -> tuple[str, str, list[str]]:
+    """A book of ``chapters`` chapters of the novel's paragraphs, and the same book with three
+    sentences of chapter ``edited_chapter`` corrected (a word added near each one's end).
+    Returns ``(original, edited, the edited sentences as they now read)``."""
+    from speech.text.segment import split_sentences
+
+    book = CORPUS.read_text(encoding="utf-8")
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", book[book.index("It is a truth universally acknowledged") :])]
+    usable = iter(p for p in paragraphs if 200 <= len(p) <= 550 and not p.upper().startswith("CHAPTER"))
+    layout = [[next(usable) for _ in range(per_chapter)] for _ in range(chapters)]
+    edited_layout = [list(c) for c in layout]
+    changed: list[str] = []
+    for n, paragraph in enumerate(edited_layout[edited_chapter - 1]):
+        spans = split_sentences(paragraph, "en")
+        pieces, last = [], 0
+        for span in spans:
+            sentence = paragraph[span.start : span.end]
+            if len(changed) < 3 and re.search(r"\w", sentence):
+                sentence = re.sub(r"(\w+)(\W*)$", r"\1 again\2", sentence.rstrip(), count=1) + sentence[len(sentence.rstrip()) :]
+                changed.append(sentence.strip())
+            pieces.append(paragraph[last : span.start] + sentence)
+            last = span.end
+        edited_layout[edited_chapter - 1][n] = "".join(pieces) + paragraph[last:]
+    assert len(changed) == 3, "the edited chapter has three sentences"
+
+    def text(chapters_: list[list[str]]) -> str:
+        return "\n\n".join(f"Chapter {i}\n\n" + "\n\n".join(ps) for i, ps in enumerate(chapters_, 1)) + "\n"
+
+    return text(layout), text(edited_layout), changed

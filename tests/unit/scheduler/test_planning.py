@@ -89,3 +89,44 @@ def test_a_cast_splits_chunks_at_each_change_of_voice_with_natural_pauses() -> N
     groups = batches({i: len(t) for i, t in enumerate(texts)}, budget=10_000, voices=layout.voices)
     assert all(len({layout.voices[i] for i in group}) == 1 for group in groups)
     assert sorted(i for g in groups for i in g) == list(range(len(texts)))
+
+
+def _chapters_text(chapters: list[list[str]]) -> str:
+    return "\n\n".join(f"Chapter {i}\n\n" + "\n\n".join(ps) for i, ps in enumerate(chapters, 1)) + "\n"
+
+
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    tail = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b), strict=False)) if x != y), min(len(a), len(b)))
+    return head, tail
+
+
+def test_an_edit_moves_only_the_chunks_of_its_paragraph() -> None:
+    """Chunks are anchored at paragraphs (and chapters): a sentence added to a paragraph of
+    chapter 7 that spans several chunks re-cuts that paragraph only; every chunk before and
+    after it, and the pause before each, is what a plan of the old text had."""
+    from scheduler.chapters import detect_sections
+    from tests.support.books import revised_book
+
+    original, edited, changed = revised_book()
+    before, before_layout = split(original, "en", sections=detect_sections(original))
+    after, after_layout = split(edited, "en", sections=detect_sections(edited))
+    head, tail = _common_ends(before, after)
+    assert len(before) - head - tail <= 2  # three sentences in (at most) the chapter's two paragraphs
+    assert [t for t in after[head : len(after) - tail] if any(c in t for c in changed)]
+
+    sentence = "She said nothing more that evening, and the house was quiet until the morning came. "
+    long_paragraph = " ".join([sentence.strip()] * 12)  # ~1,000 characters: two chunks of at most 600
+    book = [[f"Paragraph {c}.{p} begins. " + long_paragraph for p in range(3)] for c in range(20)]
+    grown = [list(ps) for ps in book]
+    grown[6][1] = grown[6][1].replace(sentence, sentence + "A new sentence joins it here. ", 1) + " " + sentence * 4
+    old_texts, old_layout = split(_chapters_text(book), "en", sections=detect_sections(_chapters_text(book)))
+    new_texts, new_layout = split(_chapters_text(grown), "en", sections=detect_sections(_chapters_text(grown)))
+    head, tail = _common_ends(old_texts, new_texts)
+    first = next(i for i, t in enumerate(new_texts) if t.startswith("Paragraph 6.1 "))
+    following = next(i for i, t in enumerate(new_texts) if t.startswith("Paragraph 6.2 "))
+    assert len(new_texts) > len(old_texts)  # the paragraph grew by a chunk, which shifts every index after it
+    assert first <= head and len(new_texts) - tail <= following  # yet only that paragraph's chunks differ
+    assert old_layout.pauses_ms[:head] == new_layout.pauses_ms[:head]
+    assert old_layout.pauses_ms[len(old_texts) - tail :] == new_layout.pauses_ms[len(new_texts) - tail :]
+    assert old_texts[len(old_texts) - tail :] == new_texts[len(new_texts) - tail :]
