@@ -126,12 +126,23 @@ class Farm:
         sh("ip", "link", "set", "eth0", "up", ns=host.ns)
         return host
 
-    def forward(self, port: int, target_port: int | None = None) -> str:
+    def forward(self, port: int, target_port: int | None = None, *, probe: bool = False) -> str:
         """The machine's service on 127.0.0.1:``target_port`` as gateway:``port`` (socat, one
-        child per connection); the service sees 127.0.0.1, so trust logins and ``guest`` work."""
+        child per connection); the service sees 127.0.0.1, so trust logins and ``guest`` work.
+
+        ``probe``: for a service that probes its clients itself. PostgreSQL does, with
+        ``store.db.session``'s settings (keepalives when idle, a TCP user timeout when its data
+        goes unacknowledged), and ends the session of a vanished host; through socat it sees only
+        socat, alive. So socat's socket to the host carries the same settings (TCP_USER_TIMEOUT
+        is option 18 of level 6, IPPROTO_TCP) and, when the host stays silent, closes both sides:
+        the service sees its client go, as it would without socat. Not for RabbitMQ, which
+        finds a dead host by its heartbeats (socat's probes would find it first)."""
         target = target_port or port
+        listen = f"TCP-LISTEN:{port},bind={self.gateway},reuseaddr,fork"
+        if probe:
+            listen += ",keepalive,keepidle=15,keepintvl=5,keepcnt=3,setsockopt-int=6:18:15000"
         proc = subprocess.Popen(
-            ["socat", f"TCP-LISTEN:{port},bind={self.gateway},reuseaddr,fork", f"TCP:127.0.0.1:{target}"],
+            ["socat", listen, f"TCP:127.0.0.1:{target}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
         self.forwarders[str(port)] = proc.pid
