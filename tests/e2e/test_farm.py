@@ -15,6 +15,7 @@ import contextlib
 import io
 import os
 import signal
+import threading
 import time
 import uuid
 import wave
@@ -228,22 +229,23 @@ def test_rabbitmq_synth_worker_drains_on_sigterm(rabbit_farm: FarmStack, referen
     worker = f"synth@{victim}"
     termed: dict[str, object] = {}
 
+    def reap(pid: int) -> None:
+        """Note when the worker (this process's child) exits."""
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        termed["exited"] = time.monotonic()
+
     def terminate(host: str) -> None:
         termed["pid"] = pid = rabbit_farm.farm.hosts[host].workers["synth"]
         termed["held"] = rabbit_farm.tasks_held(worker)
         termed["at"] = time.monotonic()
         os.kill(pid, signal.SIGTERM)
+        threading.Thread(target=reap, args=(pid,), daemon=True).start()
 
     faulted = render(rabbit_farm, pg_url, victim=victim, fault=terminate)
-    pid, held = int(termed["pid"]), set(termed["held"])  # type: ignore[call-overload]
-
-    def exited() -> bool:
-        with contextlib.suppress(ChildProcessError):
-            return os.waitpid(pid, os.WNOHANG)[0] == pid
-        return True  # reaped already
-
-    wait_for(exited, 120, lambda: f"the worker did not exit after SIGTERM\n{rabbit_farm.tail()}")
-    exit_s = time.monotonic() - float(termed["at"])  # type: ignore[arg-type]
+    held = set(termed["held"])  # type: ignore[call-overload]
+    wait_for(lambda: "exited" in termed, 120, lambda: f"the worker did not exit after SIGTERM\n{rabbit_farm.tail()}")
+    exit_s = float(termed["exited"]) - float(termed["at"])  # type: ignore[arg-type]
     try:
         log = rabbit_farm.log_text(worker)
         assert held, "the worker held no task at SIGTERM"
@@ -271,26 +273,28 @@ def test_rabbitmq_fair_share_a_short_job_waits_one_batch_per_book(rabbit_farm: F
     seconds to its first chunk and to its end."""
     _revived(rabbit_farm, "h2")
     engine = make_engine(pg_url)
-    sessions = scoped_sessions(make_sessionmaker(engine))
+    factory = make_sessionmaker(engine)  # the test's own reads and submissions
+    sessions = scoped_sessions(factory)  # what lifecycle steps take
     objects = s3_store(rabbit_farm.local_env)
     dispatcher = rabbit_farm.dispatcher()
     books: list[uuid.UUID] = []
+    owner: uuid.UUID | None = None
     try:
         with sessions() as session:
             owner = create_account(session=session, name=f"farm-books-{uuid.uuid4().hex[:6]}").id
         for number in range(FAIR_BOOKS):
-            books.append(submit(sessions, objects, f"Book {number}. " + excerpt(1200), fmt="wav", account="", owner=owner))
+            books.append(submit(factory, objects, f"Book {number}. " + excerpt(1200), fmt="wav", account="", owner=owner))
             dispatcher.send_all(lifecycle.plan(sessions=sessions, objects=objects, job_id=books[-1],
                                                batch_chars=int(SMALL_BATCHES["LECTOR_JOB_BATCH_CHARS"]), window=1).messages)
         clock = text("SELECT clock_timestamp()")
-        wait_for(lambda: sum(job_row(sessions, b).chunks_done for b in books) > 0, 120,
+        wait_for(lambda: sum(job_row(factory, b).chunks_done for b in books) > 0, 120,
                  lambda: f"no book made progress\n{rabbit_farm.tail()}")
-        short = submit(sessions, objects, "A short job. It ends here.", fmt="wav", account="farm-short")
+        short = submit(factory, objects, "A short job. It ends here.", fmt="wav", account="farm-short")
         with engine.connect() as conn:
             submitted_at = conn.execute(clock).scalar_one()
         dispatcher.send(TASK_PLAN, str(short))
         started = time.monotonic()
-        row = wait_for(lambda: (r := job_row(sessions, short)).is_terminal and r, 240,
+        row = wait_for(lambda: (r := job_row(factory, short)).is_terminal and r, 240,
                        lambda: f"the short job did not end\n{rabbit_farm.tail()}", poll_s=0.1)
         ended_s = time.monotonic() - started
         assert row.status == "succeeded", row.error
@@ -316,7 +320,7 @@ def test_rabbitmq_fair_share_a_short_job_waits_one_batch_per_book(rabbit_farm: F
         assert backlog > 2 * FAIR_BOOKS  # ...when the books had far more queued up behind
     finally:
         with sessions() as session:
-            for book in books:
+            for book in books if owner is not None else []:
                 lifecycle.cancel(session=session, job_id=book, account_id=owner)
         wait_for(lambda: not any(rabbit_farm.tasks_held(f"synth@{h}") for h in ("h2", "h3")), 120,
                  lambda: f"the canceled books' batches did not drain\n{rabbit_farm.tail()}")
