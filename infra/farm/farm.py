@@ -10,7 +10,7 @@ and has no route anywhere else. Run as root (namespaces, bridge, nftables).
 
 By hand::
 
-    python infra/farm/farm.py up DIR --hosts 3 --forward 5432 --forward 5672 --forward 6379
+    python infra/farm/farm.py up DIR --hosts 3 --probed 5432 --forward 5672 --forward 6379
     python infra/farm/farm.py start DIR h1 synth-h1 --queues synth --env-file env.txt
     python infra/farm/farm.py kill DIR h1          # link down, then SIGKILL (no FIN reaches anyone)
     python infra/farm/farm.py freeze DIR h2 / thaw DIR h2
@@ -308,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("dir")
     up.add_argument("--hosts", type=int, default=3)
     up.add_argument("--forward", type=int, action="append", default=[], help="a 127.0.0.1 port to offer on the bridge")
+    up.add_argument("--probed", type=int, action="append", default=[],
+                    help="the same, probing the hosts for the service (PostgreSQL: see Farm.forward)")
     start = sub.add_parser("start", help="a lector worker inside a host")
     start.add_argument("dir")
     start.add_argument("host")
@@ -334,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                 farm.add_host(f"h{number}")
             for port in args.forward:
                 farm.forward(port)
+            for port in args.probed:
+                farm.forward(port, probe=True)
         except BaseException:
             farm.down()
             raise
