@@ -19,7 +19,10 @@ cost the broker (RabbitMQ's CPU seconds over the run, the whole node: other user
 too) and PostgreSQL (this database's commits and rows written, and the CPU seconds of its
 backends), and the workers' own CPU. Then the chunk rate 50 H100 hosts at 1,000x realtime
 need at these chunks (``--chars-per-second`` of speech, 15 by default). The last line is
-``RESULT chunks_per_s=... need_50_h100=... broker_cpu_ms_per_chunk=... pg_cpu_ms_per_chunk=...``.
+``RESULT chunks_per_s=... need_50_h100=... shared_chunks_per_s=... broker_cpu_ms_per_chunk=...
+pg_cpu_ms_per_chunk=...``; ``shared_chunks_per_s`` is the machine's cores over the broker's and
+PostgreSQL's CPU per chunk: the rate of the shared parts alone (the workers' Python runs on the
+GPU hosts of a farm), derived from this run's costs.
 """
 
 from __future__ import annotations
@@ -230,7 +233,14 @@ def main() -> int:  # noqa: PLR0915 - one linear script
               f"backends' CPU {1000 * pg_cpu / total:.2f} ms; workers' CPU {1000 * workers_cpu / total:.2f} ms")
         print(f"50 H100 hosts at 1,000x realtime need {need:.0f} chunks/s: "  # noqa: T201
               f"{'sustained' if rate >= need else 'NOT sustained'} ({rate / need:.2f}x)")
-        print(f"RESULT chunks_per_s={rate:.1f} need_50_h100={need:.1f} "  # noqa: T201
+        # The shared parts alone: what this machine's cores would carry if the workers' Python ran
+        # on their own hosts (a farm's GPU hosts), from the CPU each chunk cost the broker and
+        # PostgreSQL's backends in this run. An arithmetic bound, not a second measurement.
+        shared_ms = 1000 * (rabbit_cpu + pg_cpu) / total
+        shared_rate = (os.cpu_count() or 1) * 1000 / shared_ms
+        print(f"shared parts (broker + PostgreSQL) {shared_ms:.2f} ms of CPU a chunk: {os.cpu_count()} cores carry "  # noqa: T201
+              f"{shared_rate:.0f} chunks/s, {shared_rate / need:.2f}x what 50 H100 hosts need")
+        print(f"RESULT chunks_per_s={rate:.1f} need_50_h100={need:.1f} shared_chunks_per_s={shared_rate:.0f} "  # noqa: T201
               f"broker_cpu_ms_per_chunk={1000 * rabbit_cpu / total:.3f} pg_cpu_ms_per_chunk={1000 * pg_cpu / total:.3f} "
               f"pg_commits_per_chunk={(commits1 - commits0) / total:.2f} worker_cpu_ms_per_chunk={1000 * workers_cpu / total:.3f}")
         return 0

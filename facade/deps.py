@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # for the fields' types only: nothing here needs them at run 
 
     from facade.usage_spool import UsageSpool  # a cycle at run time: it reads Services
     from scheduler.queue import Dispatcher
+    from scheduler.queue_depth import QueueDepths
     from speech.voices.catalog import Catalog
     from store.objects.base import ObjectStore
 
@@ -65,6 +66,7 @@ class Services:
     objects: ObjectStore | None
     dispatcher: Dispatcher | None
     redis: Redis | None
+    queue_depths: QueueDepths | None = None  # the broker's queues, for the metrics' depth gauge
     self_hosted: bool = False
     webhook_allow_private: bool = False
     presign_seconds: int = 3600

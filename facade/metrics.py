@@ -4,7 +4,7 @@ Counted where they happen: requests by route template and status (an ASGI middle
 streamed bodies are not buffered), open WebSockets (the same middleware sees the accept and the
 end), time to first byte (``observe_first_byte``, called when the first audio bytes are ready),
 characters billed (``facade.billing_metric``: streams here, job chunks in the workers). Job states, stalled jobs, queue depth, job
-durations and webhook attempts are read from PostgreSQL and Redis at scrape time
+durations and webhook attempts are read from PostgreSQL and the broker at scrape time
 (``JobCollector``): every worker process writes them there already, so the numbers are the
 whole deployment's and need no multiprocess registry or pushgateway for the Celery workers.
 """
@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from facade.deps import ServicesDep
+from scheduler.queue_depth import QueueDepths
 
 log = logging.getLogger("lector.metrics")
 
@@ -106,11 +107,14 @@ def metrics_response() -> Response:
 
 
 class JobCollector(Collector):
-    """Job and queue numbers read at scrape time from PostgreSQL and Redis."""
+    """Job numbers read at scrape time from PostgreSQL, queue depths from the broker (Redis or
+    RabbitMQ: ``scheduler.queue_depth``)."""
 
-    def __init__(self, sessions: Callable[[], Any], redis: Any, queues: Iterable[str], stall_after_s: float) -> None:
+    def __init__(
+        self, sessions: Callable[[], Any], depths: QueueDepths, queues: Iterable[str], stall_after_s: float,
+    ) -> None:
         self._sessions = sessions
-        self._redis = redis
+        self._depths = depths
         self._queues = tuple(queues)
         self._stall_after_s = stall_after_s
 
@@ -144,8 +148,8 @@ class JobCollector(Collector):
             yield webhooks
         depth = GaugeMetricFamily(QUEUE_DEPTH, "Tasks waiting in each Celery queue", labels=["queue"])
         try:
-            for queue in self._queues:
-                depth.add_metric([queue], int(self._redis.llen(queue)))
+            for queue, number in self._depths.depths(self._queues).items():
+                depth.add_metric([queue], number)
         except Exception as exc:  # noqa: BLE001
             log.warning("queue depth unavailable: %s", exc)
         else:
@@ -159,12 +163,12 @@ async def metrics_endpoint(services: ServicesDep) -> Response:
 
 
 def register_job_collector(services: Any) -> JobCollector | None:
-    """The scrape-time job collector, for a process that has PostgreSQL and Redis (cloud mode)."""
-    if services.session_factory is None or services.redis is None:
+    """The scrape-time job collector, for a process that has PostgreSQL and a broker (cloud mode)."""
+    if services.session_factory is None or services.queue_depths is None:
         return None
     from scheduler.queue import QUEUE_CPU, QUEUE_SYNTH
 
-    collector = JobCollector(services.session_factory, services.redis, (QUEUE_SYNTH, QUEUE_CPU),
+    collector = JobCollector(services.session_factory, services.queue_depths, (QUEUE_SYNTH, QUEUE_CPU),
                              services.stall_after_s)
     REGISTRY.register(collector)
     return collector

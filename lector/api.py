@@ -35,10 +35,12 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
     import redis
 
     from scheduler.queue import Dispatcher, make_celery
+    from scheduler.queue_depth import queue_depths
 
     engine = make_engine(resolved_database_url(settings))
     redis_client = redis.Redis.from_url(resolved_redis_url(settings), socket_timeout=2, socket_connect_timeout=2)
     factory = make_sessionmaker(engine)
+    depths = queue_depths(resolved_broker_url(settings))
 
     sessions = scoped_sessions(factory)
     outbox = _usage_outbox(settings, sessions)
@@ -52,6 +54,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
             heartbeat_s=settings.broker_heartbeat_s,
         )),
         redis=redis_client,
+        queue_depths=depths,
         webhook_allow_private=settings.webhook_allow_private,
         presign_seconds=settings.s3_presign_seconds,
         max_job_chars=settings.max_job_chars,
@@ -71,6 +74,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         outbox.close()
         engine.dispose()
         redis_client.close()
+        depths.close()
 
     return services, close
 

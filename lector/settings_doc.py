@@ -77,8 +77,8 @@ NOTES: dict[str, str] = {
     "webhook_allow_private": "allow webhook URLs on private or loopback addresses (tests, one-machine setups); "
     "off in production, or a customer could make lector call your internal network",
     "webhook_timeout_s": "timeout of one webhook attempt; failed attempts are retried with backoff for a day",
-    "job_batch_window": "batches of one job queued at a time: jobs submitted later are not stuck behind a "
-    "long book",
+    "job_batch_window": "batches of one job queued at a time: a job submitted later waits for at most this many "
+    "batches per running job, not behind a long book; 1 on a farm shared by customers (`docs/scaling.md`)",
     "retention_days": "**a finished job's audio, text, subtitles and timestamps are deleted this many days after "
     "it finished** (an hourly sweep on the beat worker); the job row stays for billing and the job list, marked "
     "`expired`, and its download answers 410 `job audio has expired`. Tell customers, or raise it. An account's "

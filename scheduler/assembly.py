@@ -39,9 +39,9 @@ from scheduler.audiobook import audiobook_tags
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
 from scheduler.objects import (
+    ChunkKeys,
     ChunkVoice,
     TimedWord,
-    chunk_meta_key,
     compliance_key,
     plan_key,
     result_key,
@@ -136,26 +136,27 @@ class _TimingWriter:
 
 
 def _timeline(
-    objects: ObjectStore, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None
+    objects: ObjectStore, job_id: uuid.UUID, layout: Layout, durations: Sequence[float | None] | None,
+    keys: ChunkKeys,
 ) -> Timeline | None:
     """None for a job with nothing to say. ``durations`` (seconds, from the chunk rows) spare
     reading every chunk's metadata first; ``len / rate`` in a double gives the length back exactly."""
     count = len(layout.pauses_ms)
     if not count:
         return None
-    first = json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))
+    first = json.loads(objects.get_bytes(keys.meta_key(0)))
     rate = int(first["sample_rate"])
     if durations is not None and len(durations) == count and all(d is not None for d in durations):
         lengths = [int(round(float(d) * rate)) for d in durations]  # type: ignore[arg-type]
     else:
-        lengths = [meta_length(meta) for meta in fetch_metas(objects, job_id, count)]
-    return Timeline.build(rate, layout.pauses_ms, lengths)
+        lengths = [meta_length(meta) for meta in fetch_metas(objects, job_id, count, keys)]
+    return Timeline.build(rate, layout.pauses_ms, lengths, keys)
 
 
 def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, timing: _TimingWriter, params: JobParams) -> None:
     lang = params.lang or "en"
     normalize_text = params.normalize
-    for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets))):
+    for index, meta in enumerate(fetch_metas(objects, job_id, len(timeline.offsets), timeline.keys)):
         if int(meta["sample_rate"]) != timeline.native_rate:
             raise ValueError(
                 f"chunk {index} is at {meta['sample_rate']} Hz, the job's first chunk at {timeline.native_rate} Hz"
@@ -205,16 +206,17 @@ def chapter_marks(layout: Layout, timeline: Timeline | None) -> list[Chapter]:
 
 def render(
     objects: ObjectStore, job_id: uuid.UUID, params: JobParams, workdir: Path, *,
-    workers: int | None = None, durations: Sequence[float | None] | None = None,
+    workers: int | None = None, durations: Sequence[float | None] | None = None, keys: ChunkKeys | None = None,
 ) -> Rendered:
     """Both passes for a job whose chunks are all in the store; files land in ``workdir``.
-    ``workers``: segments at a time (default: every core)."""
+    ``workers``: segments at a time (default: every core); ``keys``: where the chunks are (the
+    rows'; default: the attempt-less keys)."""
     workers = workers or parallel.default_workers()
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     fmt = params.format
     out_rate = int(params.sampling_rate or DEFAULT_RATE)
     target = float(params.loudness_lufs or TARGET_LUFS)
-    timeline = _timeline(objects, job_id, layout, durations)
+    timeline = _timeline(objects, job_id, layout, durations, keys or ChunkKeys(job_id))
     chapters = chapter_marks(layout, timeline)
     metadata = Metadata(
         title=params.title, author=params.author, genre="Audiobook", chapters=tuple(chapters)
@@ -341,11 +343,12 @@ def _assemble_locked(*, sessions: SessionFactory, objects: ObjectStore, job_id: 
             return False  # a twin finished it while this one waited (or it was canceled)
         params = JobParams.from_stored(job.params)
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
+        keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
 
     fmt = params.format
     key, content_type = result_key(job_id, fmt), FORMATS[fmt]
     with tempfile.TemporaryDirectory(prefix="lector-assemble-") as tmp:
-        rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations)
+        rendered = render(objects, job_id, params, Path(tmp), workers=workers, durations=durations, keys=keys)
         if params.delivery == "acx":  # the package is the result; the WAV master stays here
             package = acx.package(
                 rendered.audio, rendered.chapters, rendered.paragraph_pauses_s, Path(tmp),

@@ -71,10 +71,12 @@ class Wanted:
 
 
 def reuse(
-    *, sessions: SessionFactory, objects: ObjectStore, account_id: uuid.UUID, job_id: uuid.UUID, wanted: Sequence[Wanted]
+    *, sessions: SessionFactory, objects: ObjectStore, account_id: uuid.UUID, job_id: uuid.UUID, attempt: str,
+    wanted: Sequence[Wanted],
 ) -> list[int]:
-    """Copy every wanted chunk the account has rendered into the job and mark it done as reused;
-    return the indices marked (the rest are to be rendered)."""
+    """Copy every wanted chunk the account has rendered into the job, under ``attempt``'s keys
+    (``scheduler.synthesis.new_attempt``), and mark it done as reused; return the indices marked
+    (the rest are to be rendered)."""
     if not wanted:
         return []
     with sessions() as session:
@@ -86,22 +88,22 @@ def reuse(
     if not hits:
         return []
     with ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="cache-copy") as pool:
-        copied = list(pool.map(lambda w: _copy(objects, account_id, job_id, w), hits))
-    done = [(w.index, chunk_audio_key(job_id, w.index), found[w.content_key].duration_s) for w, ok in zip(hits, copied, strict=True) if ok]
+        copied = list(pool.map(lambda w: _copy(objects, account_id, job_id, attempt, w), hits))
+    done = [(w.index, chunk_audio_key(job_id, w.index, attempt), found[w.content_key].duration_s) for w, ok in zip(hits, copied, strict=True) if ok]
     with sessions() as session:
         return job_repo.mark_chunks_done(
             session=session, job_id=job_id, done=done, content_keys={w.index: w.content_key for w in hits}, reused=True
         )
 
 
-def _copy(objects: ObjectStore, account_id: uuid.UUID, job_id: uuid.UUID, wanted: Wanted) -> bool:
+def _copy(objects: ObjectStore, account_id: uuid.UUID, job_id: uuid.UUID, attempt: str, wanted: Wanted) -> bool:
     try:
         pcm = objects.get_bytes(cache_audio_key(account_id, wanted.content_key))
         meta: ChunkMeta = json.loads(objects.get_bytes(cache_meta_key(account_id, wanted.content_key)))
     except ObjectNotFound:
         return False
-    objects.put_bytes(chunk_audio_key(job_id, wanted.index), pcm, content_type="audio/L16")
-    objects.put_bytes(chunk_meta_key(job_id, wanted.index), json.dumps(labelled(meta, wanted)).encode(), content_type="application/json")
+    objects.put_bytes(chunk_audio_key(job_id, wanted.index, attempt), pcm, content_type="audio/L16")
+    objects.put_bytes(chunk_meta_key(job_id, wanted.index, attempt), json.dumps(labelled(meta, wanted)).encode(), content_type="application/json")
     return True
 
 

@@ -34,8 +34,7 @@ import numpy as np
 
 from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
 from scheduler.objects import (
-    chunk_audio_key,
-    chunk_meta_key,
+    ChunkKeys,
     hls_index_key,
     hls_init_key,
     hls_segment_key,
@@ -80,13 +79,14 @@ def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UU
         if job.status not in _STREAMING:
             return None
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
+        keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
     prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
     if not prefix:
         return None
-    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    rate = int(json.loads(objects.get_bytes(keys.meta_key(0)))["sample_rate"])
     lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
+    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths, keys)
     complete = prefix == len(durations)
     following_pause = 0 if complete else int(round(layout.pauses_ms[prefix] * rate / 1000))
     chapters = [
@@ -120,7 +120,8 @@ class _Chunks:
             if end <= lo:
                 continue
             if index not in self._held:
-                pcm = np.frombuffer(self._objects.get_bytes(chunk_audio_key(self._job_id, index)), dtype="<i2")
+                where = t.keys or ChunkKeys(self._job_id)
+                pcm = np.frombuffer(self._objects.get_bytes(where.audio_key(index)), dtype="<i2")
                 self._held[index] = faded(pcm, t.native_rate)
             audio = self._held[index]
             a, b = max(lo, offset), min(hi, end, offset + len(audio))

@@ -65,7 +65,7 @@ def measure_part(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, pa
     meter = LoudnessMeter(rate)
     peaks: list[float] = []
     position = part.begin
-    for index, pcm in zip(range(part.first, part.stop), fetch_audio(objects, job_id, part.first, part.stop), strict=True):
+    for index, pcm in zip(range(part.first, part.stop), fetch_audio(objects, job_id, part.first, part.stop, timeline.keys), strict=True):
         if len(pcm) != timeline.length(index):
             raise ValueError(f"chunk {index} has {len(pcm)} samples; its metadata says {timeline.length(index)}")
         samples = faded(pcm, rate)

@@ -37,11 +37,11 @@ from scheduler import parallel
 from scheduler.conformance import limiter_ceiling
 from scheduler.job_params import JobParams
 from scheduler.objects import (
+    ChunkKeys,
     ahead_chapter_key,
     ahead_loudness_key,
     ahead_loudness_prefix,
     ahead_segment_key,
-    chunk_meta_key,
     plan_key,
 )
 from scheduler.planning import Layout
@@ -109,7 +109,7 @@ def measure_chunks(
 ) -> Iterator[ChunkLoudness]:
     """Chunks ``start..stop-1`` measured in order, going on from ``state`` (the chunk before)."""
     rate = timeline.native_rate
-    for index, pcm in zip(range(start, stop), fetch_audio(objects, job_id, start, stop), strict=True):
+    for index, pcm in zip(range(start, stop), fetch_audio(objects, job_id, start, stop, timeline.keys), strict=True):
         if len(pcm) != timeline.length(index):
             raise ValueError(f"chunk {index} has {len(pcm)} samples; its row says {timeline.length(index)}")
         meter = LoudnessMeter(rate, state)
@@ -386,13 +386,14 @@ def _done_prefix(
         if job.status != JobStatus.RUNNING or not params.chapter_scope:
             return None
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
+        keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
     prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
     if not prefix:
         return None
-    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    rate = int(json.loads(objects.get_bytes(keys.meta_key(0)))["sample_rate"])
     lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
+    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths, keys)
     out_rate = int(params.sampling_rate or out_rate)
     target = float(params.loudness_lufs or target_lufs)
     return Book(job_id, layout, timeline, params.format, out_rate, target)

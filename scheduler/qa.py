@@ -35,15 +35,15 @@ from scheduler import delivery
 from scheduler.casting import Cast
 from scheduler.job_params import JobParams
 from scheduler.objects import (
+    ChunkKeys,
     chunk_audio_key,
-    chunk_meta_key,
     plan_key,
     qa_chunk_key,
     qa_chunk_prefix,
     qa_report_key,
 )
 from scheduler.planning import Layout
-from scheduler.synthesis import Voicing, store_chunk
+from scheduler.synthesis import Voicing, new_attempt, store_chunk
 from scheduler.timeline import Timeline
 from speech.asr import score, threshold
 from speech.synthesizer import BatchSynthesizer, Controls, prepare
@@ -87,9 +87,15 @@ def _verdict(objects: ObjectStore, job_id: uuid.UUID, index: int) -> dict[str, A
     return found
 
 
-def _hear(objects: ObjectStore, recognizer: Recognizer, job_id: uuid.UUID, index: int, lang: str) -> dict[str, Any]:
-    meta = json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
-    pcm = np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
+def _keys(sessions: SessionFactory, job_id: uuid.UUID) -> ChunkKeys:
+    """Where the job's chunks are: the keys their rows recorded (``scheduler.objects``)."""
+    with sessions() as session:
+        return ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
+
+
+def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: int, lang: str) -> dict[str, Any]:
+    meta = json.loads(objects.get_bytes(keys.meta_key(index)))
+    pcm = np.frombuffer(objects.get_bytes(keys.audio_key(index)), dtype="<i2")
     samples = pcm.astype(np.float32) * np.float32(1.0 / 32767.0)
     started = time.process_time()
     heard = recognizer.transcribe(samples, int(meta["sample_rate"]), lang)
@@ -118,6 +124,7 @@ def check_chunks(
     if job.status != JobStatus.RUNNING:
         return CheckResult(0, [], canceled=job.status == JobStatus.CANCELED)
     lang = JobParams.from_stored(job.params).lang or "en"
+    keys = _keys(sessions, job_id)
     heard, redo = 0, []
     for index in indices:
         earlier = _verdict(objects, job_id, index)
@@ -125,7 +132,7 @@ def check_chunks(
             if not earlier["final"]:
                 redo.append(index)  # judged, but its redo was lost (a resumed job): ask again
             continue
-        verdict = _hear(objects, recognizer, job_id, index, lang)
+        verdict = _hear(objects, recognizer, keys, index, lang)
         heard += 1
         verdict["attempt"] = attempt
         verdict["final"] = verdict["passed"] or attempt >= 2
@@ -143,8 +150,8 @@ def check_chunks(
 def redo_chunks(
     *, sessions: SessionFactory, objects: ObjectStore, synthesizer: BatchSynthesizer, catalog: VoiceCatalog, job_id: uuid.UUID, indices: list[int]
 ) -> list[int]:
-    """Render the failed chunks again, sentence by sentence and slower, over their keys; not
-    billed. Returns the chunks rendered (those a first look failed and still waiting)."""
+    """Render the failed chunks again, sentence by sentence and slower, under keys of their own
+    (the row takes the new key with the new length); not billed. Returns the chunks rendered (those a first look failed and still waiting)."""
     job = _job(sessions, job_id)
     if job.status != JobStatus.RUNNING:
         return []
@@ -159,11 +166,13 @@ def redo_chunks(
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None else None
     book_rate = 0 if cast is None else synthesizer.engine(catalog.resolve(params.model_id, cast.narrator, params.lang)).sample_rate
     done: list[int] = []
+    keys = _keys(sessions, job_id)
+    attempt = new_attempt()
     for index in indices:
         verdict = _verdict(objects, job_id, index)
         if verdict is None or verdict["final"]:
             continue
-        meta = json.loads(objects.get_bytes(chunk_meta_key(job_id, index)))
+        meta = json.loads(objects.get_bytes(keys.meta_key(index)))
         text = meta.get("text", "")
         sentences = prepare(text, params.lang, normalize_text=params.normalize)
         speaking = voice if layout is None else catalog.resolve(params.model_id, layout.voices[index], params.lang)
@@ -171,9 +180,10 @@ def redo_chunks(
         if not pieces:
             continue
         voicing = None if layout is None else Voicing(layout.voices[index], layout.speakers[index], book_rate)
-        duration = store_chunk(objects, job_id, index, text, pieces, pieces[0].sample_rate, voicing)
+        duration = store_chunk(objects, job_id, index, text, pieces, pieces[0].sample_rate, attempt, voicing)
         with sessions() as session:
-            if not job_repo.set_chunk_duration(session=session, job_id=job_id, index=index, duration_s=duration):
+            if not job_repo.set_chunk_duration(session=session, job_id=job_id, index=index, duration_s=duration,
+                                               audio_key=chunk_audio_key(job_id, index, attempt)):
                 return done  # the job ended meanwhile
         done.append(index)
     return done
@@ -190,21 +200,21 @@ def finish(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID)
         return False
     with sessions() as session:
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
-    report = _build_report(objects, job_id, JobParams.from_stored(job.params), verdicts, durations)
+    report = _build_report(objects, job_id, JobParams.from_stored(job.params), verdicts, durations, _keys(sessions, job_id))
     objects.put_bytes(qa_report_key(job_id), json.dumps(report).encode(), content_type="application/json")
     return True
 
 
 def _build_report(
     objects: ObjectStore, job_id: uuid.UUID, params: JobParams, verdicts: list[dict[str, Any]],
-    durations: list[float | None],
+    durations: list[float | None], keys: ChunkKeys,
 ) -> QaReport:
     """The customer's report: totals, and each passage that failed after its second rendering
     with its chapter, its offset in the book and in the chapter, its text, what was heard and
     its score."""
     lang = params.lang or "en"
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    rate = int(json.loads(objects.get_bytes(keys.meta_key(0)))["sample_rate"])
     timeline = Timeline.build(rate, layout.pauses_ms, [int(round((d or 0.0) * rate)) for d in durations])
     marks = sorted(layout.chapters, key=lambda mark: mark.chunk)
     passages = []

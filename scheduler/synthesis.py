@@ -1,12 +1,13 @@
 """Synthesizing one batch of a job's chunks.
 
 Each chunk's audio (int16 PCM at the voice's native rate) and its word timings are written under
-deterministic keys *before* the chunk is marked done, and the usage row is written in the same
-transaction as the mark (one transaction per engine call's group of chunks): a worker killed
-anywhere in between leaves those chunks pending and unbilled, and the redelivered task redoes
-exactly them. A chunk already done is skipped, at the start and again just before its audio is
-written (a frozen host that wakes after its task went elsewhere writes nothing over the audio
-another host stored).
+keys of this run's own (``scheduler.objects.chunk_audio_key``'s attempt) *before* the chunk is
+marked done; the mark records that key on the chunk row, and the usage row is written in the same
+transaction (one transaction per engine call's group of chunks): a worker killed anywhere in
+between leaves those chunks pending and unbilled, and the redelivered task redoes exactly them.
+A chunk already done is skipped, at the start and again just before its audio is written; and a
+frozen host that wakes after its task went elsewhere and writes anyway writes beside the audio
+another host stored, never over it: readers take the key the row names.
 """
 
 from __future__ import annotations
@@ -122,25 +123,32 @@ class Voicing:
     book_rate: int
 
 
+def new_attempt() -> str:
+    """A name for one run's writes: every task run (and every QA redo) stores its chunks under
+    keys of its own, so no run's write can replace another's (``scheduler.objects``)."""
+    return uuid.uuid4().hex[:16]
+
+
 def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
-    voicing: Voicing | None = None, runs: Runs | None = None, keep_as: tuple[uuid.UUID, str] | None = None,
+    attempt: str, voicing: Voicing | None = None, runs: Runs | None = None, keep_as: tuple[uuid.UUID, str] | None = None,
 ) -> float:
-    """Audio and timings go to the store before the chunk is marked done (a crash between leaves
-    it pending, and the redo overwrites the same keys). ``keep_as`` (account, content key): also
-    under the account's chunk cache (``scheduler.chunk_cache``), for its later jobs."""
+    """Audio and timings go to the store, under ``attempt``'s keys, before the chunk is marked
+    done: a crash between leaves it pending, and the redo writes keys of its own; the mark
+    records the key of the attempt that won. ``keep_as`` (account, content key): also under the
+    account's chunk cache (``scheduler.chunk_cache``), for its later jobs."""
     samples, words = join_sentences(pieces, rate, runs=runs)
     if voicing is not None:
         samples, rate = matched(samples, rate, voicing.book_rate), voicing.book_rate
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
-    objects.put_bytes(chunk_audio_key(job_id, index), pcm, content_type="audio/L16")
+    objects.put_bytes(chunk_audio_key(job_id, index, attempt), pcm, content_type="audio/L16")
     meta: ChunkMeta = {"sample_rate": rate, "samples": len(samples), "duration_s": duration, "words": words, "text": text}
     if voicing is not None:
         meta |= {"voice": voicing.voice, "speaker": voicing.speaker}
     if runs:
         meta["sources"] = runs
-    objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
+    objects.put_bytes(chunk_meta_key(job_id, index, attempt), json.dumps(meta).encode(), content_type="application/json")
     if keep_as is not None:
         chunk_cache.keep(objects, keep_as[0], keep_as[1], pcm, meta)
     return duration
@@ -220,8 +228,9 @@ def synthesize_batch(
         for i, _ in todo
     }
     # What the account has rendered before is copied, not synthesized, and not billed again.
+    attempt = new_attempt()
     reused = set(chunk_cache.reuse(
-        sessions=sessions, objects=objects, account_id=account_id, job_id=job_id,
+        sessions=sessions, objects=objects, account_id=account_id, job_id=job_id, attempt=attempt,
         wanted=[
             chunk_cache.Wanted(i, text, keys[i], _label(layout, i), plan.sources[i] if i < len(plan.sources) else None)
             for i, text in todo
@@ -237,9 +246,9 @@ def synthesize_batch(
         work = _render_group(synthesizer, speaking, controls, group, units)
         rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(speaking).sample_rate)
         # Look again before writing: a chunk another host stored and marked meanwhile (this task
-        # was redelivered while its host was frozen, and the host has woken up) keeps that host's
-        # audio, which assembly may already have read. This narrows a zombie's late overwrite to
-        # the moment between this look and its PUT; it does not close it (docs/scaling.md).
+        # was redelivered while its host was frozen, and the host has woken up) needs nothing
+        # more. This only saves the writes: one that comes late anyway (the host froze between
+        # this look and its PUT) lands under this attempt's keys, which no row names.
         with sessions() as session:
             pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w[0] for w in work])
         work = [w for w in work if w[0] in pending_now]
@@ -254,7 +263,7 @@ def synthesize_batch(
             durations = list(
                 pool.map(
                     store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
-                    [w[2] for w in work], repeat(rate), voicings,
+                    [w[2] for w in work], repeat(rate), repeat(attempt), voicings,
                     [plan.sources[i] if i < len(plan.sources) else None for i, _, _ in work],
                     [(account_id, keys[w[0]]) for w in work],
                 )
@@ -264,7 +273,7 @@ def synthesize_batch(
         # few statements (a GPU group holds ~40 chunks).
         with sessions() as session:
             marked = job_repo.mark_chunks_done(
-                session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i), d) for i, _, d in stored],
+                session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i, attempt), d) for i, _, d in stored],
                 content_keys={i: keys[i] for i, _, _ in stored},
             )
             chunk_cache.remember(

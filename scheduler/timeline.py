@@ -17,7 +17,7 @@ from typing import Final
 
 import numpy as np
 
-from scheduler.objects import ChunkMeta, chunk_audio_key, chunk_meta_key
+from scheduler.objects import ChunkKeys, ChunkMeta
 from speech.audio import fade_edges
 from store.objects.base import ObjectStore
 
@@ -32,9 +32,12 @@ class Timeline:
     pauses: Sequence[int]  # silence before each chunk
     offsets: Sequence[int]  # where each chunk's audio starts (after its pause)
     end: int  # total samples
+    keys: ChunkKeys | None = None  # where the chunks are (their rows' keys); None: the attempt-less keys
 
     @classmethod
-    def build(cls, native_rate: int, pauses_ms: Sequence[int], lengths: Sequence[int]) -> Timeline:
+    def build(
+        cls, native_rate: int, pauses_ms: Sequence[int], lengths: Sequence[int], keys: ChunkKeys | None = None,
+    ) -> Timeline:
         if len(pauses_ms) != len(lengths):
             raise ValueError(f"{len(lengths)} chunk lengths for a plan of {len(pauses_ms)} chunks")
         pauses = [int(round(ms * native_rate / 1000)) for ms in pauses_ms]
@@ -44,19 +47,23 @@ class Timeline:
             position += pause
             offsets.append(position)
             position += int(length)
-        return cls(native_rate, pauses, offsets, position)
+        return cls(native_rate, pauses, offsets, position, keys)
 
     def length(self, index: int) -> int:
         following = self.offsets[index + 1] - self.pauses[index + 1] if index + 1 < len(self.offsets) else self.end
         return following - self.offsets[index]
 
 
-def fetch_audio(objects: ObjectStore, job_id: uuid.UUID, start: int, stop: int) -> Iterator[np.ndarray]:
-    """Chunks ``start..stop-1``'s int16 samples in order, fetched ``PREFETCH`` ahead. Their metadata
-    is read once per book, by the thread that writes the timings (:func:`fetch_metas`)."""
+def fetch_audio(
+    objects: ObjectStore, job_id: uuid.UUID, start: int, stop: int, keys: ChunkKeys | None = None,
+) -> Iterator[np.ndarray]:
+    """Chunks ``start..stop-1``'s int16 samples in order, fetched ``PREFETCH`` ahead, from the
+    keys their rows recorded (``keys``). Their metadata is read once per book, by the thread that
+    writes the timings (:func:`fetch_metas`)."""
+    where = keys or ChunkKeys(job_id)
 
     def fetch(index: int) -> np.ndarray:
-        return np.frombuffer(objects.get_bytes(chunk_audio_key(job_id, index)), dtype="<i2")
+        return np.frombuffer(objects.get_bytes(where.audio_key(index)), dtype="<i2")
 
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="assemble-fetch") as pool:
         pending: deque[Future[np.ndarray]] = deque()
@@ -72,16 +79,19 @@ def fetch_audio(objects: ObjectStore, job_id: uuid.UUID, start: int, stop: int) 
                 future.cancel()
 
 
-def fetch_metas(objects: ObjectStore, job_id: uuid.UUID, count: int) -> Iterator[ChunkMeta]:
+def fetch_metas(
+    objects: ObjectStore, job_id: uuid.UUID, count: int, keys: ChunkKeys | None = None,
+) -> Iterator[ChunkMeta]:
     """Every chunk's meta (text, word timings, length) in order, many requests in flight: they
     are small, so an object store's latency is what they cost."""
+    where = keys or ChunkKeys(job_id)
     with ThreadPoolExecutor(max_workers=_META_THREADS, thread_name_prefix="assemble-meta") as pool:
         pending: deque[Future[bytes]] = deque()
         next_index = 0
         try:
             while next_index < count or pending:
                 while next_index < count and len(pending) < 4 * _META_THREADS:
-                    pending.append(pool.submit(objects.get_bytes, chunk_meta_key(job_id, next_index)))
+                    pending.append(pool.submit(objects.get_bytes, where.meta_key(next_index)))
                     next_index += 1
                 meta: ChunkMeta = json.loads(pending.popleft().result())
                 yield meta

@@ -10,7 +10,7 @@ and has no route anywhere else. Run as root (namespaces, bridge, nftables).
 
 By hand::
 
-    python infra/farm/farm.py up DIR --hosts 3 --forward 5432 --forward 5672 --forward 6379
+    python infra/farm/farm.py up DIR --hosts 3 --probed 5432 --forward 5672 --forward 6379
     python infra/farm/farm.py start DIR h1 synth-h1 --queues synth --env-file env.txt
     python infra/farm/farm.py kill DIR h1          # link down, then SIGKILL (no FIN reaches anyone)
     python infra/farm/farm.py freeze DIR h2 / thaw DIR h2
@@ -126,12 +126,23 @@ class Farm:
         sh("ip", "link", "set", "eth0", "up", ns=host.ns)
         return host
 
-    def forward(self, port: int, target_port: int | None = None) -> str:
+    def forward(self, port: int, target_port: int | None = None, *, probe: bool = False) -> str:
         """The machine's service on 127.0.0.1:``target_port`` as gateway:``port`` (socat, one
-        child per connection); the service sees 127.0.0.1, so trust logins and ``guest`` work."""
+        child per connection); the service sees 127.0.0.1, so trust logins and ``guest`` work.
+
+        ``probe``: for a service that probes its clients itself. PostgreSQL does, with
+        ``store.db.session``'s settings (keepalives when idle, a TCP user timeout when its data
+        goes unacknowledged), and ends the session of a vanished host; through socat it sees only
+        socat, alive. So socat's socket to the host carries the same settings (TCP_USER_TIMEOUT
+        is option 18 of level 6, IPPROTO_TCP) and, when the host stays silent, closes both sides:
+        the service sees its client go, as it would without socat. Not for RabbitMQ, which
+        finds a dead host by its heartbeats (socat's probes would find it first)."""
         target = target_port or port
+        listen = f"TCP-LISTEN:{port},bind={self.gateway},reuseaddr,fork"
+        if probe:
+            listen += ",keepalive,keepidle=15,keepintvl=5,keepcnt=3,setsockopt-int=6:18:15000"
         proc = subprocess.Popen(
-            ["socat", f"TCP-LISTEN:{port},bind={self.gateway},reuseaddr,fork", f"TCP:127.0.0.1:{target}"],
+            ["socat", listen, f"TCP:127.0.0.1:{target}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
         self.forwarders[str(port)] = proc.pid
@@ -297,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("dir")
     up.add_argument("--hosts", type=int, default=3)
     up.add_argument("--forward", type=int, action="append", default=[], help="a 127.0.0.1 port to offer on the bridge")
+    up.add_argument("--probed", type=int, action="append", default=[],
+                    help="the same, probing the hosts for the service (PostgreSQL: see Farm.forward)")
     start = sub.add_parser("start", help="a lector worker inside a host")
     start.add_argument("dir")
     start.add_argument("host")
@@ -323,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                 farm.add_host(f"h{number}")
             for port in args.forward:
                 farm.forward(port)
+            for port in args.probed:
+                farm.forward(port, probe=True)
         except BaseException:
             farm.down()
             raise

@@ -273,16 +273,19 @@ def job_reused_characters(*, session: Session, job_id: uuid.UUID) -> int:
     return int(total or 0)
 
 
-def set_chunk_duration(*, session: Session, job_id: uuid.UUID, index: int, duration_s: float) -> bool:
+def set_chunk_duration(
+    *, session: Session, job_id: uuid.UUID, index: int, duration_s: float, audio_key: str | None = None,
+) -> bool:
     """A done chunk's audio was replaced (the QA check rendered it again): its new length, which
-    assembly's timeline reads. Only while the job runs; False when nothing was changed."""
+    assembly's timeline reads, and its new key when given. Only while the job runs; False when
+    nothing was changed."""
     status = session.scalar(select(Job.status).where(Job.id == job_id).with_for_update())
     if status != JobStatus.RUNNING:
         return False
     changed = session.execute(
         update(JobChunk)
         .where(JobChunk.job_id == job_id, JobChunk.index == index, JobChunk.status == ChunkStatus.DONE)
-        .values(duration_s=float(duration_s), updated_at=func.now())
+        .values(duration_s=float(duration_s), updated_at=func.now(), **({} if audio_key is None else {"audio_key": audio_key}))
         .execution_options(synchronize_session=False)
     )
     session.execute(update(Job).where(Job.id == job_id).values(updated_at=func.now()))
@@ -431,6 +434,12 @@ def list_chunks(*, session: Session, job_id: uuid.UUID) -> list[JobChunk]:
 def chunk_durations(*, session: Session, job_id: uuid.UUID) -> list[float | None]:
     """Each chunk's audio length in seconds, in order (None: not synthesized)."""
     return list(session.scalars(select(JobChunk.duration_s).where(JobChunk.job_id == job_id).order_by(JobChunk.index)))
+
+
+def chunk_audio_keys(*, session: Session, job_id: uuid.UUID) -> list[str | None]:
+    """Each chunk's audio key, in order, as its winning write recorded it (None: not synthesized).
+    Readers take the key from here, not from the index: an attempt's late write goes elsewhere."""
+    return list(session.scalars(select(JobChunk.audio_key).where(JobChunk.job_id == job_id).order_by(JobChunk.index)))
 
 
 def record_webhook_attempt(

@@ -43,6 +43,13 @@ def normalize_url(url: str) -> str:
 # long holds its task (and the broker, hearing its heartbeats, never hands the task elsewhere).
 # libpq's own settings, ignored on Unix sockets: data unacknowledged for 15 s, or an idle link
 # silent to three keepalive probes, closes the connection; a connection attempt gives up after 10 s.
+# The server's side too (``options``: the same settings for the backend's socket): a worker whose
+# host vanished mid-step leaves a session that holds locks (assembly's advisory lock is held for
+# the whole assembly), and the server, never told, would keep it for the kernel's two hours: the
+# redelivered step would wait on that lock as long. With them the backend ends in about 30 s.
+SERVER_KEEPALIVE = (
+    "-c tcp_keepalives_idle=15 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=15000"
+)
 CONNECT_ARGS = {
     "connect_timeout": 10,
     "tcp_user_timeout": 15_000,
@@ -50,6 +57,7 @@ CONNECT_ARGS = {
     "keepalives_idle": 15,
     "keepalives_interval": 5,
     "keepalives_count": 3,
+    "options": SERVER_KEEPALIVE,
 }
 
 

@@ -11,7 +11,11 @@ The voice is joe at zero noise (``tests/fixtures/farm.py``), so two renders can 
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import signal
+import threading
 import time
 import uuid
 import wave
@@ -22,8 +26,10 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import text
 
-from scheduler.queue import TASK_PLAN
-from store.db.session import make_engine, make_sessionmaker
+from scheduler import lifecycle
+from scheduler.queue import TASK_ASSEMBLE, TASK_PLAN, TASK_SYNTHESIZE
+from store.db import create_account
+from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from tests.fixtures.farm import FarmStack, rabbitmqctl, wait_for
 from tests.support.books import excerpt, job_row, s3_store, submit
 
@@ -42,6 +48,7 @@ class Render:
     frames: bytes  # the WAV's samples
     lost_to_end_s: float | None = None
     ended_at: float = 0.0  # wall clock (S3's Last-Modified is wall clock)
+    struck: str | None = None  # the host the fault hit
 
 
 def _frames(wav: bytes) -> bytes:
@@ -50,36 +57,45 @@ def _frames(wav: bytes) -> bytes:
 
 
 def render(
-    farm: FarmStack, pg_url: str, *, victim: str | None = None, fault: Callable[[str], None] | None = None,
-    timeout_s: float = 240,
+    farm: FarmStack, pg_url: str, *, victim: str | tuple[str, ...] | None = None,
+    fault: Callable[[str], None] | None = None, timeout_s: float = 240, assembly: bool = False,
 ) -> Render:
-    """Submit the book, and when ``victim`` (a host) has just taken a synthesize task mid-book,
-    ``fault`` it (default: kill it)."""
+    """Submit the book, and when ``victim`` (a host, or whichever of several takes it first) has
+    just taken a synthesize task mid-book (``assembly``: the book's assemble task, on its cpu
+    worker), ``fault`` it (default: kill it)."""
     engine = make_engine(pg_url)
     sessions = make_sessionmaker(engine)
     objects = s3_store(farm.local_env)
     try:
         job_id = submit(sessions, objects, BOOK, fmt="wav", account="farm")
         farm.dispatcher().send(TASK_PLAN, str(job_id))
-        lost_at = None
+        lost_at, struck = None, None
         if victim is not None:
-            holder = f"synth@{victim}"
-            seen = farm.tasks_held(holder)
+            hosts = (victim,) if isinstance(victim, str) else victim
+            task = TASK_ASSEMBLE if assembly else TASK_SYNTHESIZE
+            holders = {host: f"{'cpu' if assembly else 'synth'}@{host}" for host in hosts}
+            seen = {host: farm.tasks_held(holder, task) for host, holder in holders.items()}
 
-            def mid_book() -> bool:
-                """The victim has just received a task (its engine call is ahead of it, so the
-                chunks it holds are still pending) and the book is part done."""
-                fresh = farm.tasks_held(holder) - seen
-                seen.update(fresh)
-                if not fresh:
-                    return False
-                row = job_row(sessions, job_id)
-                return 0 < row.chunks_done < row.chunks_total
+            def mid_book() -> str | None:
+                """The host that has just received a task (its engine call is ahead of it, so the
+                chunks it holds are still pending; or its assembly has just begun) while the book
+                is part done (or assembling)."""
+                for host, holder in holders.items():
+                    fresh = farm.tasks_held(holder, task) - seen[host]
+                    seen[host].update(fresh)
+                    if not fresh:
+                        continue
+                    row = job_row(sessions, job_id)
+                    if (row.status == "assembling") if assembly else (0 < row.chunks_done < row.chunks_total):
+                        return host
+                return None
 
-            wait_for(mid_book, timeout_s, lambda: f"{victim} never held a task mid-book\n{farm.tail()}", poll_s=0.05)
-            (fault or farm.farm.kill)(victim)
+            struck = wait_for(mid_book, timeout_s, lambda: f"{hosts} never held a {task} task mid-book\n{farm.tail()}",
+                              poll_s=0.05)
+            (fault or farm.farm.kill)(struck)
             lost_at = time.monotonic()
-            assert job_row(sessions, job_id).status == "running", "the book ended before the loss"
+            expected = "assembling" if assembly else "running"
+            assert job_row(sessions, job_id).status == expected, "the book went on before the loss"
         row = wait_for(
             lambda: (r := job_row(sessions, job_id)).status in ("succeeded", "failed") and r,
             timeout_s, lambda: f"the job did not end\n{farm.tail()}", poll_s=0.25,
@@ -96,7 +112,7 @@ def render(
         assert len(chunks) > 4
         assert [tuple(r) for r in usage] == [tuple(r) for r in chunks]  # every chunk billed, and once
         return Render(job_id, _frames(objects.get_bytes(row.result_key)),
-                      None if lost_at is None else ended - lost_at, time.time())
+                      None if lost_at is None else ended - lost_at, time.time(), struck)
     finally:
         engine.dispose()
 
@@ -128,10 +144,12 @@ def test_rabbitmq_synth_host_lost_mid_book(rabbit_farm: FarmStack, reference: Re
 
 
 def _revived(farm: FarmStack, host: str) -> None:
-    """``host`` back on the bridge with a fresh synth worker (after a test killed it)."""
+    """``host`` back on the bridge with fresh workers of the kinds it ran (after a test killed
+    it); ``h1``'s cpu worker runs the reaper."""
     if not farm.farm.pids(host):
         farm.farm.revive(host)
-        farm.start_worker(host, "synth", "synth")
+        for name in dict.fromkeys(w.split("@")[0] for w in farm.started if w.endswith(f"@{host}")):
+            farm.start_worker(host, name, name, beat=(host, name) == ("h1", "cpu"))
 
 
 def test_rabbitmq_frozen_host_thaws_as_a_harmless_zombie(rabbit_farm: FarmStack, reference: Render, pg_url: str) -> None:
@@ -183,6 +201,135 @@ def test_rabbitmq_synth_host_cut_from_postgresql_only(rabbit_farm: FarmStack, re
     assert faulted.lost_to_end_s < RABBIT_BOUND_S
 
 
+def test_rabbitmq_assembly_host_lost_mid_assembly(rabbit_farm: FarmStack, reference: Render, pg_url: str) -> None:
+    """The cpu host assembling the book vanishes. The broker requeues ``assemble`` to the other
+    cpu worker once the heartbeats stop; the dead host's PostgreSQL session, which holds the
+    job's assembly lock, ends when the server's keepalives find its client gone
+    (``store.db.session``), and the second assembly writes the same file."""
+    _revived(rabbit_farm, "h2")
+    if "cpu@h3" not in rabbit_farm.started:
+        rabbit_farm.start_worker("h3", "cpu", "cpu")  # a second cpu worker, to take the task over
+    try:
+        faulted = render(rabbit_farm, pg_url, victim=("h1", "h3"), assembly=True)
+    finally:
+        for host in ("h1", "h3"):
+            _revived(rabbit_farm, host)
+    assert faulted.lost_to_end_s is not None
+    print(f"\nfarm rabbitmq assembly host ({faulted.struck}) killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    assert faulted.frames == reference.frames
+    assert faulted.lost_to_end_s < RABBIT_BOUND_S
+
+
+def test_rabbitmq_synth_worker_drains_on_sigterm(rabbit_farm: FarmStack, reference: Render, pg_url: str) -> None:
+    """SIGTERM (a scale-down, a drain) to a synth worker that has just taken a task: Celery's warm
+    shutdown takes no more tasks and finishes the one it holds, acknowledges it, and exits. The
+    task is finished there (not lost, not done twice), the book ends the same, billed once."""
+    _revived(rabbit_farm, "h2")
+    victim = "h2"
+    worker = f"synth@{victim}"
+    termed: dict[str, object] = {}
+    stale = rabbit_farm.tasks_held(worker)  # received by a killed incarnation of the worker, never finished
+
+    def reap(pid: int) -> None:
+        """Note when the worker (this process's child) exits."""
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        termed["exited"] = time.monotonic()
+
+    def terminate(host: str) -> None:
+        termed["pid"] = pid = rabbit_farm.farm.hosts[host].workers["synth"]
+        termed["held"] = rabbit_farm.tasks_held(worker) - stale
+        termed["at"] = time.monotonic()
+        os.kill(pid, signal.SIGTERM)
+        threading.Thread(target=reap, args=(pid,), daemon=True).start()
+
+    faulted = render(rabbit_farm, pg_url, victim=victim, fault=terminate)
+    held = set(termed["held"])  # type: ignore[call-overload]
+    wait_for(lambda: "exited" in termed, 120, lambda: f"the worker did not exit after SIGTERM\n{rabbit_farm.tail()}")
+    exit_s = float(termed["exited"]) - float(termed["at"])  # type: ignore[arg-type]
+    try:
+        log = rabbit_farm.log_text(worker)
+        assert held, "the worker held no task at SIGTERM"
+        for task_id in held:  # finished where it ran: succeeded, not handed back
+            assert f"lector.synthesize[{task_id}] succeeded" in log, log[-3000:]
+        assert faulted.lost_to_end_s is not None
+        print(f"\nfarm rabbitmq synth worker SIGTERM: worker exited after {exit_s:.1f} s, "  # noqa: T201
+              f"job end {faulted.lost_to_end_s:.1f} s after the signal")
+        assert faulted.frames == reference.frames
+        assert exit_s < 60  # promptly: one batch's work, not a grace period's
+    finally:
+        _revived(rabbit_farm, victim)
+
+
+FAIR_BOOKS = 20
+
+
+def test_rabbitmq_fair_share_a_short_job_waits_one_batch_per_book(rabbit_farm: FarmStack, pg_url: str) -> None:
+    """One account's 20 books run, each keeping one batch on the synth queue (the window of one
+    of a cpu host with ``LECTOR_JOB_BATCH_WINDOW=1``: the test plans the books as that host
+    would, the farm's own cpu host keeps the module's settings); then another account's short
+    job goes through the farm (plan on the cpu host, one batch, assembly). It waits for at most
+    one batch per running book (and those the hosts held when it came), not for the backlog.
+    Measured: the books' batches finished between its submission and its own batch, and the
+    seconds to its first chunk and to its end."""
+    _revived(rabbit_farm, "h2")
+    engine = make_engine(pg_url)
+    factory = make_sessionmaker(engine)  # the test's own reads and submissions
+    sessions = scoped_sessions(factory)  # what lifecycle steps take
+    objects = s3_store(rabbit_farm.local_env)
+    dispatcher = rabbit_farm.dispatcher()
+    books: list[uuid.UUID] = []
+    owner: uuid.UUID | None = None
+    synths = [f"synth@{host}" for host in ("h2", "h3")]
+    stale = {w: rabbit_farm.tasks_held(w) for w in synths}  # of killed incarnations: never finished
+    try:
+        with sessions() as session:
+            owner = create_account(session=session, name=f"farm-books-{uuid.uuid4().hex[:6]}").id
+        for number in range(FAIR_BOOKS):
+            books.append(submit(factory, objects, f"Book {number}. " + excerpt(1200), fmt="wav", account="", owner=owner))
+            dispatcher.send_all(lifecycle.plan(sessions=sessions, objects=objects, job_id=books[-1],
+                                               batch_chars=int(SMALL_BATCHES["LECTOR_JOB_BATCH_CHARS"]), window=1).messages)
+        clock = text("SELECT clock_timestamp()")
+        wait_for(lambda: sum(job_row(factory, b).chunks_done for b in books) > 0, 120,
+                 lambda: f"no book made progress\n{rabbit_farm.tail()}")
+        short = submit(factory, objects, "A short job. It ends here.", fmt="wav", account="farm-short")
+        with engine.connect() as conn:
+            submitted_at = conn.execute(clock).scalar_one()
+        dispatcher.send(TASK_PLAN, str(short))
+        started = time.monotonic()
+        row = wait_for(lambda: (r := job_row(factory, short)).is_terminal and r, 240,
+                       lambda: f"the short job did not end\n{rabbit_farm.tail()}", poll_s=0.1)
+        ended_s = time.monotonic() - started
+        assert row.status == "succeeded", row.error
+        with engine.connect() as conn:
+            first_done = conn.execute(text("SELECT min(updated_at) FROM job_chunks WHERE job_id = :j"),
+                                      {"j": short}).scalar_one()
+            # A group's chunks are marked in one transaction (one now()): one distinct time per
+            # group, and here a group is a whole batch (engine calls of the batch's size).
+            waited = conn.execute(text(
+                "SELECT count(DISTINCT (job_id, updated_at)) FROM job_chunks WHERE job_id = ANY(:books)"
+                " AND status = 'done' AND updated_at > :since AND updated_at <= :until"
+            ), {"books": books, "since": submitted_at, "until": first_done}).scalar_one()
+            backlog = conn.execute(text(
+                "SELECT count(*) FROM job_chunks WHERE job_id = ANY(:books) AND (status <> 'done' OR updated_at > :since)"
+            ), {"books": books, "since": submitted_at}).scalar_one()
+            running = conn.execute(text("SELECT count(*) FROM jobs WHERE id = ANY(:books) AND status = 'running'"),
+                                   {"books": books}).scalar_one()
+        first_s = (first_done - submitted_at).total_seconds()
+        print(f"\nfarm rabbitmq fair share: the short job waited {waited} batches of {FAIR_BOOKS} running books "  # noqa: T201
+              f"(backlog {backlog} chunks), first chunk after {first_s:.1f} s, done after {ended_s:.1f} s")
+        assert running == FAIR_BOOKS, "the books ended before the short job: nothing was measured"
+        assert waited <= FAIR_BOOKS + 2  # one batch per running book, and what the two hosts held
+        assert backlog > 2 * FAIR_BOOKS  # ...when the books had far more queued up behind
+    finally:
+        with sessions() as session:
+            for book in books if owner is not None else []:
+                lifecycle.cancel(session=session, job_id=book, account_id=owner)
+        wait_for(lambda: not any(rabbit_farm.tasks_held(w) - stale[w] for w in synths), 120,
+                 lambda: f"the canceled books' batches did not drain\n{rabbit_farm.tail()}")
+        engine.dispose()
+
+
 def _modified(objects, prefix: str) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
     """(key, Last-Modified as a timestamp) of every object under ``prefix``."""
     client = objects._client  # the store's own boto3 client
@@ -198,20 +345,36 @@ def test_rabbitmq_queues_are_quorum_queues(rabbit_farm: FarmStack, reference: Re
     assert listed.get("synth") == "quorum" and listed.get("cpu") == "quorum", listed
 
 
-def test_redis_synth_host_lost_mid_book_waits_for_the_reaper(
+def test_redis_hosts_lost_mid_book_wait_for_the_reaper(
     make_farm, spare_redis_url: str, reference: Render, pg_url: str,  # type: ignore[no-untyped-def]
 ) -> None:
     """On Redis the dead host's task is gone with its half-open connection: the reaper (every 30 s,
-    after ``LECTOR_STALL_AFTER_S`` without progress) re-sends the book's missing batches."""
-    farm = _start(make_farm(spare_redis_url, **SMALL_BATCHES, LECTOR_STALL_AFTER_S=str(REDIS_STALL_S)))
+    after ``LECTOR_STALL_AFTER_S`` without progress) re-sends the book's missing batches, or its
+    assembly. One farm, two books: a synth host killed mid-book, then the cpu host killed
+    mid-assembly. The reaper runs on ``h3``'s synth worker here, so it outlives both; the cpu
+    worker that takes the re-sent assembly starts on ``h3`` as ``h1`` dies (so that ``h1`` is
+    sure to be the one assembling; it is ready long before the reaper's stall time)."""
+    farm = make_farm(spare_redis_url, **SMALL_BATCHES, LECTOR_STALL_AFTER_S=str(REDIS_STALL_S))
+    farm.start_worker("h1", "cpu", "cpu")
+    farm.start_worker("h2", "synth", "synth")
+    farm.start_worker("h3", "synth", "synth", beat=True)
+    bound = REDIS_STALL_S + 30 + 60  # stall + one sweep + the rest of the book (docs/scaling.md)
+
+    def kill_and_replace(host: str) -> None:
+        farm.farm.kill(host)
+        farm.start_worker("h3", "cpu", "cpu")
+
     try:
-        faulted = render(farm, pg_url, victim="h2", timeout_s=REDIS_STALL_S + 150)
+        synth = render(farm, pg_url, victim="h2", timeout_s=REDIS_STALL_S + 150)
+        assembly = render(farm, pg_url, victim="h1", assembly=True, fault=kill_and_replace,
+                          timeout_s=REDIS_STALL_S + 150)
     finally:
         farm.farm.down()  # before the leased Redis database is flushed and given back
-    assert faulted.lost_to_end_s is not None
-    print(f"\nfarm redis synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
-    assert faulted.frames == reference.frames
-    assert faulted.lost_to_end_s < REDIS_STALL_S + 30 + 60  # stall + one sweep + the rest of the book
+    assert synth.lost_to_end_s is not None and assembly.lost_to_end_s is not None
+    print(f"\nfarm redis synth host killed: loss to job end {synth.lost_to_end_s:.1f} s")  # noqa: T201
+    print(f"farm redis assembly host ({assembly.struck}) killed: loss to job end {assembly.lost_to_end_s:.1f} s")  # noqa: T201
+    assert synth.frames == reference.frames and assembly.frames == reference.frames
+    assert synth.lost_to_end_s < bound and assembly.lost_to_end_s < bound
 
 
 def test_rabbitmq_broker_restarted_mid_book(make_farm, reference: Render, pg_url: str) -> None:  # type: ignore[no-untyped-def]

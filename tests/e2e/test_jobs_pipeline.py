@@ -19,7 +19,7 @@ from mutagen.mp4 import MP4
 from sqlalchemy import text
 
 from scheduler import assembly, intake, planning, retention, synthesis
-from scheduler.objects import chunk_meta_key, job_prefix, timestamps_key, vtt_key
+from scheduler.objects import job_prefix, meta_key_of, timestamps_key, vtt_key
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import accounts
@@ -202,7 +202,10 @@ def test_a_cast_book_mixes_voices_of_different_rates_into_a_tagged_m4b(env: dict
     quotes = {s for call, _ in engines["nora"].calls for s in call}
     assert quotes == {"“Shall we walk?”", "“We shall,”", "“Come.”"}
     assert not quotes & {s for call, _ in engines["joe"].calls for s in call}
-    metas = [json.loads(env["objects"].get_bytes(chunk_meta_key(job_id, i))) for i in range(_job(env, job_id).chunks_total)]
+    with env["sessions"]() as session:
+        keys = job_repo.chunk_audio_keys(session=session, job_id=job_id)
+    assert len(keys) == _job(env, job_id).chunks_total
+    metas = [json.loads(env["objects"].get_bytes(meta_key_of(str(key)))) for key in keys]
     assert {m["sample_rate"] for m in metas} == {16000}
     stamps = json.loads(env["objects"].get_bytes(timestamps_key(job_id)))
     assert {(s["text"], s["voice"], s["speaker"]) for s in stamps["sentences"]} >= {

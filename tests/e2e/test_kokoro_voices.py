@@ -26,7 +26,7 @@ import websockets
 from sqlalchemy import text as sql
 from websockets.exceptions import ConnectionClosed
 
-from scheduler.objects import chunk_meta_key
+from scheduler.objects import meta_key_of
 from speech.engines.kokoro.phonemes import VOCAB
 from store.db.session import make_engine
 from tests.support.books import s3_store
@@ -267,7 +267,15 @@ def test_a_book_job_with_a_kokoro_voice(stack, stack_env: dict[str, str], api_ke
     # Every chunk was made by the one Kokoro engine: its 24 kHz is in each chunk's stored metadata
     # (joe would be 22050 Hz), and the words it timed are the chunk's own.
     objects = s3_store(stack_env)
-    metas = [json.loads(objects.get_bytes(chunk_meta_key(job_id, index))) for index in range(total)]
+    engine = make_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            keys = conn.execute(sql('SELECT audio_key FROM job_chunks WHERE job_id = :j ORDER BY "index"'),
+                                {"j": job_id}).scalars().all()
+    finally:
+        engine.dispose()
+    assert len(keys) == total
+    metas = [json.loads(objects.get_bytes(meta_key_of(key))) for key in keys]  # where each chunk's row says
     assert {meta["sample_rate"] for meta in metas} == {KOKORO_RATE}
     spoken = [w["word"] for meta in metas for w in meta["words"]]
     assert [w.strip(".").lower() for w in spoken] == ["le", "chat", "dort", "il", "fait", "beau", "nous", "partons", "demain"]

@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from scheduler.objects import chunk_audio_key, plan_key
+from scheduler.objects import plan_key
 from scheduler.planning import Layout
 from scheduler.timeline import Timeline
 from store.db import jobs as job_repo
@@ -141,12 +141,10 @@ def test_a_corrected_chapter_renders_at_most_five_chunks_and_the_rest_is_the_sam
 
     # Each reused chunk's stored audio is the first job's, byte for byte.
     objects = s3_store(stack.env)
-    first_audio = {c.content_key: c.index for c in first_chunks}
+    first_audio = {c.content_key: c.audio_key for c in first_chunks}
     for chunk in second_chunks:
         if chunk.reused:
-            assert objects.get_bytes(chunk_audio_key(second["id"], chunk.index)) == objects.get_bytes(
-                chunk_audio_key(first["id"], first_audio[chunk.content_key])
-            )
+            assert chunk.audio_key and objects.get_bytes(chunk.audio_key) == objects.get_bytes(first_audio[chunk.content_key])
 
     # The files, chapter by chapter, at exact sample offsets (the plan's pauses and the chunks'
     # lengths: WAV at joe's own rate is the timeline itself).

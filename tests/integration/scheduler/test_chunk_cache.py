@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from scheduler import planning, retention, synthesis
 from scheduler.intake import JobSpec, submit_job
-from scheduler.objects import cache_audio_key, cache_meta_key, cache_prefix, chunk_audio_key, job_prefix
+from scheduler.objects import cache_audio_key, cache_meta_key, cache_prefix, job_prefix
 from speech.engines.vits import VitsEngine
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
@@ -110,7 +110,8 @@ def test_a_revision_renders_only_what_changed_and_retention_is_reference_safe(
     assert _usage_rows(sessions, revised) == 1
     for old, new in zip(first_chunks, chunks, strict=True):
         if new.reused:  # the job's own copy of the audio the first job made
-            assert objects.get_bytes(chunk_audio_key(revised, new.index)) == objects.get_bytes(chunk_audio_key(first, old.index))
+            assert new.audio_key and old.audio_key
+            assert objects.get_bytes(new.audio_key) == objects.get_bytes(old.audio_key)
 
     # A redelivered batch changes nothing and bills nothing more.
     again = synthesis.synthesize_batch(
@@ -131,7 +132,7 @@ def test_a_revision_renders_only_what_changed_and_retention_is_reference_safe(
         assert str(first) in retention.expire_jobs(session=session, objects=objects, retention_days=30, now=later)
     assert not list(objects.iter_keys(job_prefix(first)))
     for chunk in chunks:
-        assert objects.get_bytes(chunk_audio_key(revised, chunk.index))
+        assert chunk.audio_key and objects.get_bytes(chunk.audio_key)
 
     first_only = {c.content_key for c in first_chunks} - {c.content_key for c in chunks}
     assert len(first_only) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from store.db import Account, create_account, make_engine, make_sessionmaker, normalize_url, session_scope
@@ -67,3 +67,19 @@ def test_sql_errors_are_not_mistaken_for_unavailability(db_sessionmaker: session
 
     with pytest.raises(exc.ProgrammingError), session_scope(db_sessionmaker) as session:
         session.execute(text("SELECT * FROM no_such_table"))
+
+
+def test_the_server_probes_our_connections(pg_url: str) -> None:
+    """The backend's own socket carries keepalives and a TCP user timeout (libpq's ``options``):
+    the session of a host that vanished (holding assembly's advisory lock) ends in about 30 s,
+    not after the server kernel's two hours. The farm's assembly-host test shows the effect."""
+    engine = make_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            shown = {name: conn.execute(text(f"SHOW {name}")).scalar_one()
+                     for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout")}
+    finally:
+        engine.dispose()
+    # Over a Unix socket the server reports 0 for all of them; the tests connect over TCP.
+    assert shown == {"tcp_keepalives_idle": "15", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3",
+                     "tcp_user_timeout": "15000"}
