@@ -60,6 +60,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         usage_outbox=outbox,
         engine_slots=engine_slots_for(settings),
         blocking_slots=settings.blocking_threads,
+        first_audio_s=settings.stream_first_audio_ms / 1000,
         stall_after_s=settings.stall_after_s,
         lexicon_limits=LexiconLimits(
             per_account=settings.lexicons_per_account, max_bytes=settings.lexicon_max_bytes,

@@ -179,7 +179,7 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     finally:
         await metered.finish()  # a hang-up cancels this task; what was made is still billed
-        session.billed = session.billed or metered.stats.sentences > 0
+        session.billed = session.billed or metered.stats.begun > 0
 
 
 async def _worker(websocket: WebSocket, session: SocketState) -> None:
