@@ -123,6 +123,7 @@ def _pieces(
         yield synthesizer.render(voice, unit, controls), True
         return
     pace = quick_start.pace
+    synthesizer.engine(unit.voice or voice)  # a voice's first use loads it: not part of its pace
     key = (unit.voice or voice).key
     lang = unit.lang or (unit.voice or voice).lang
     rest = unit.text

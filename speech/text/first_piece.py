@@ -11,6 +11,9 @@ mark already carries a pause and a continuing tone, which is why it is the place
 Cuts fall at a clause mark (``speech.text.chunking.CLAUSE_MARK``), the last one that keeps the
 piece within ``max_chars``. Where an English sentence has none in reach, before a conjunction
 or preposition ("The quick brown fox jumps | over the lazy dog ..."), the start of a phrase.
+Where nothing is in reach (a loaded host: the budget holds a few characters), the earliest such
+cut that leaves at most half the sentence in the first piece: later than the budget, still
+sooner than the whole sentence.
 Never inside a word, and never a piece too short to be worth a call of its own: the pieces
 are the sentence split at whitespace, so every word is spoken once.
 """
@@ -41,17 +44,29 @@ def cut_first(text: str, lang: str, max_chars: int, *, phrases: bool = True) -> 
     English and ``phrases``, before a phrase's first word) and the rest; None where the text
     fits already or no such cut leaves both sides at least ``MIN_PIECE_CHARS`` long."""
     text = text.strip()
-    if len(text) <= max_chars or max_chars < MIN_PIECE_CHARS:
+    if len(text) <= max_chars:
         return None
-    end = _last_cut(text, CLAUSE_MARK, max_chars, lambda m: m.end())
-    if end is None and phrases and lang.split("-")[0].lower() == "en":
-        end = _last_cut(text, _PHRASE_START, max_chars, lambda m: m.start())
+    english = phrases and lang.split("-")[0].lower() == "en"
+
+    def cut(reach: int, earliest: bool) -> int | None:
+        end = _last_cut(text, CLAUSE_MARK, reach, lambda m: m.end(), earliest=earliest)
+        if end is None and english:
+            end = _last_cut(text, _PHRASE_START, reach, lambda m: m.start(), earliest=earliest)
+        return end
+
+    end = cut(max_chars, False)
+    if end is None and max_chars < len(text) // 2:  # nothing within the budget: the earliest in half
+        end = cut(len(text) // 2, True)
     if end is None:
         return None
     return text[:end].strip(), text[end:].strip()
 
 
-def _last_cut(text: str, pattern: re.Pattern[str], max_chars: int, at: Callable[[re.Match[str]], int]) -> int | None:
+def _last_cut(
+    text: str, pattern: re.Pattern[str], max_chars: int, at: Callable[[re.Match[str]], int], *, earliest: bool = False
+) -> int | None:
+    """The last (``earliest``: the first) cut within ``max_chars`` that leaves both sides at
+    least ``MIN_PIECE_CHARS`` long."""
     best = None
     for match in pattern.finditer(text):
         end = at(match)
@@ -59,4 +74,6 @@ def _last_cut(text: str, pattern: re.Pattern[str], max_chars: int, at: Callable[
             break
         if end >= MIN_PIECE_CHARS and len(text) - end - 1 >= MIN_PIECE_CHARS:
             best = end
+            if earliest:
+                break
     return best

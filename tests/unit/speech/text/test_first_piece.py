@@ -44,7 +44,7 @@ def test_a_cut_never_splits_a_word_and_loses_nothing(text: str, max_chars: int) 
         return
     head, rest = cut
     assert f"{head} {rest}" == text
-    assert len(head) <= max_chars
+    assert len(head) <= max(max_chars, len(text) // 2)
     assert min(len(head), len(rest)) >= MIN_PIECE_CHARS
     assert head.split() + rest.split() == text.split()  # whole words on both sides
 
@@ -52,4 +52,12 @@ def test_a_cut_never_splits_a_word_and_loses_nothing(text: str, max_chars: int) 
 def test_no_cut_where_the_sentence_fits_or_a_piece_would_be_a_stub() -> None:
     assert cut_first(FOX, "en", len(FOX)) is None
     assert cut_first("Well, that is the end of it all.", "en", 10) is None  # "Well," is too short a piece
-    assert cut_first(AUSTEN, "en", MIN_PIECE_CHARS - 1) is None
+
+
+def test_with_nothing_in_reach_the_earliest_cut_in_the_first_half() -> None:
+    """A loaded host's budget holds a few characters: the first piece is then the shortest one
+    there is, if it is at most half the sentence."""
+    assert cut_first(AUSTEN, "en", 3) == cut_first(AUSTEN, "en", 45)
+    assert cut_first(FOX, "en", 3) == ("The quick brown fox jumps", "over the lazy dog near the quiet river bank.")
+    late = "Nobody in the village could remember a winter quite as cold, said she."
+    assert cut_first(late, "en", 3, phrases=False) is None  # its only clause mark is past the middle
