@@ -17,9 +17,10 @@ The engine's own time is the time spent inside ``Synthesizer.synthesize`` during
 engine is loaded and warmed before the clock starts.
 
 ``--voice`` (and ``--model``, default: the voice's own in the catalog) picks the voice: a Kokoro
-voice is ``--voice ivy``. After the books, the engine alone speaks the same sentences, as
+voice is ``--voice ivy``. After each book, the engine alone speaks the same sentences, as
 ``bench.engine`` times it ("lector, batched": every sentence in one ``synthesize`` call, on the
-same cores, in this same process): ``overhead_vs_engine`` is the book's wall time over that,
+same cores, in this same process, right after the book so that a shared host's drifting load
+hits both alike): ``overhead_vs_engine_off``/``_on`` is the book's wall time over that,
 the pipeline's whole cost (planning, engine calls of ``LECTOR_SYNTH_GROUP_CHARS``, the object
 store, PostgreSQL, assembly), target at most 1.10.
 
@@ -269,14 +270,20 @@ def run_book(
     parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
     rss_before = _rss_mb()
     rounds: dict[bool, list[_Run]] = {False: [], True: []}
+    alone_after: dict[bool, list[float]] = {False: [], True: []}  # the engine alone, right after each book
     for n in range(max(1, count)):  # off, on, on, off, ...: a shared machine's load drifts
         for ahead in (False, True) if n % 2 == 0 else (True, False):
             rounds[ahead].append(
                 _one_book(settings, synthesizer, catalog, text, skip, fmt, scope, workers, ahead=ahead,
                           speaker=speaker, extra={"model_id": model})
             )
-    calls = list(synthesizer.calls)
-    alone = min(_engine_alone(synthesizer, voice, calls, model) for _ in range(max(1, count)))
+            calls = list(synthesizer.calls)
+            alone_after[ahead].append(_engine_alone(synthesizer, voice, calls, model))
+    vs_engine = {
+        ahead: sorted(r.wall / a for r, a in zip(rounds[ahead], alone_after[ahead], strict=True))[len(rounds[ahead]) // 2]
+        for ahead in rounds
+    }
+    alone = min(min(times) for times in alone_after.values())
     runs = {ahead: sorted(done, key=lambda r: r.overhead)[len(done) // 2] for ahead, done in rounds.items()}
 
     import torch
@@ -300,15 +307,18 @@ def run_book(
         )
     on, off = runs[True], runs[False]
     sentences = sum(map(len, calls))
-    print(f"engine alone, the same {sentences} sentences in one call (bench.engine's batched run): {alone:.1f} s; "
-          f"the books' {len(calls)} engine calls took {off.engine:.1f} s (off) and {on.engine:.1f} s (on); "
-          f"book wall over engine alone: off {off.wall / alone:.3f}, on {on.wall / alone:.3f}")
+    print(f"engine alone, the same {sentences} sentences in one call (bench.engine's batched run), right after "
+          f"each book: off {' '.join(f'{a:.1f}' for a in alone_after[False])} s, on "
+          f"{' '.join(f'{a:.1f}' for a in alone_after[True])} s; the books' {len(calls)} engine calls took "
+          f"{off.engine:.1f} s (off) and {on.engine:.1f} s (on); book wall over the engine alone after it "
+          f"(median): off {vs_engine[False]:.3f}, on {vs_engine[True]:.3f}")
     print(f"peak RSS {_rss_mb():.0f} MB (before the books {rss_before:.0f} MB)")
     print(
         f"RESULT chars={off.chars} audio_s={off.audio_s:.1f} scope={scope} overhead_off={off.overhead:.3f} "
         f"overhead_on={on.overhead:.3f} tail_off_s={off.assembly:.1f} tail_on_s={on.assembly:.1f} "
         f"wall_on_over_off={on.wall / off.wall:.3f} overhead_on_vs_engine_off={on.wall / off.engine:.3f} "
-        f"voice={speaker} engine_alone_s={alone:.1f} overhead_vs_engine={min(on.wall, off.wall) / alone:.3f}"
+        f"voice={speaker} engine_alone_s={alone:.1f} overhead_vs_engine_off={vs_engine[False]:.3f} "
+        f"overhead_vs_engine_on={vs_engine[True]:.3f}"
     )
 
 
