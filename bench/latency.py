@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -269,6 +270,7 @@ def served(services: Backends, env_extra: dict[str, str] | None = None, port: in
         server.wait(timeout=30)
         with psycopg.connect(services.admin, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
+        shutil.rmtree(f"/tmp/{db}", ignore_errors=True)  # the server's data folder
 
 
 def _serve_and_measure(
