@@ -1,6 +1,6 @@
 """Book benchmark: N characters of Pride and Prejudice to MP3 through the real job pipeline.
 
-    python -m bench.book [--chars N] [--format mp3]
+    python -m bench.book [--chars N] [--format mp3] [--voice joe] [--model mistv3]
     python -m bench.book --synthetic-hours 10      # assembly only: memory and speed on a long book
     python -m bench.book --embedded-postgres       # on a host with no PostgreSQL (a lent GPU)
     python -m bench.book --synthetic-hours 10 --threads   # assembly on threads, to compare
@@ -15,6 +15,14 @@ with ``skipFrontMatter`` when ``--chars`` is not given.
 The engine's own time is the time spent inside ``Synthesizer.synthesize`` during that same run
 (the same chunks, the same calls, the same warm caches); the overhead is wall time over it. The
 engine is loaded and warmed before the clock starts.
+
+``--voice`` (and ``--model``, default: the voice's own in the catalog) picks the voice: a Kokoro
+voice is ``--voice ivy``. After each book, the engine alone speaks the same sentences, as
+``bench.engine`` times it ("lector, batched": every sentence in one ``synthesize`` call, on the
+same cores, in this same process, right after the book so that a shared host's drifting load
+hits both alike): ``overhead_vs_engine_off``/``_on`` is the book's wall time over that,
+the pipeline's whole cost (planning, engine calls of ``LECTOR_SYNTH_GROUP_CHARS``, the object
+store, PostgreSQL, assembly), target at most 1.10.
 
 The book runs with assembly ahead off (assembled after the last chunk) and on (``scheduler.progressive_assembly``
 follows synthesis on a thread, as a cpu worker would on the ``assemble_ahead`` messages that every
@@ -84,6 +92,7 @@ class _TimedSynthesizer:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.seconds = 0.0
+        self.calls: list[list[str]] = []  # the sentences of each call, for the engine-alone run
         self._lock = threading.Lock()
 
     def synthesize(self, voice: Any, sentences: Any, controls: Any = None) -> Any:
@@ -93,6 +102,7 @@ class _TimedSynthesizer:
         finally:
             with self._lock:
                 self.seconds += time.perf_counter() - began
+                self.calls.append(list(sentences))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -168,7 +178,7 @@ class _AheadWorker:
 
 def _one_book(
     settings: Settings, synthesizer: _TimedSynthesizer, catalog: Any, text: str, skip: bool, fmt: str,
-    scope: str, workers: int, *, ahead: bool, extra: dict[str, Any] | None = None,
+    scope: str, workers: int, *, ahead: bool, extra: dict[str, Any] | None = None, speaker: str = "joe",
 ) -> _Run:
     from scheduler import assembly, intake, planning, progressive_assembly, synthesis
     from store.db import accounts
@@ -177,6 +187,7 @@ def _one_book(
     from store.objects.local import LocalObjectStore
 
     synthesizer.seconds = 0.0
+    synthesizer.calls.clear()
     with _database(settings) as url, tempfile.TemporaryDirectory(prefix="lector-bench-") as tmp:
         engine = make_engine(url)
         sessions = scoped_sessions(make_sessionmaker(engine))
@@ -184,7 +195,7 @@ def _one_book(
         with sessions() as session:
             account = accounts.create_account(session=session, name=f"bench-{uuid.uuid4().hex[:8]}")
             spec = intake.JobSpec(
-                text=text, speaker="joe", lang="en", format=fmt, skip_front_matter=skip,
+                text=text, speaker=speaker, lang="en", format=fmt, skip_front_matter=skip,
                 title="Pride and Prejudice", author="Jane Austen", loudness_scope=None if scope == "book" else scope,
                 **{"model_id": "mistv3", **(extra or {})},  # bench.cast: a cast, and the model of its voices
             )
@@ -225,11 +236,24 @@ def _one_book(
     return run
 
 
+def _engine_alone(synthesizer: _TimedSynthesizer, voice: Any, calls: list[list[str]], model: str) -> float:
+    """Seconds the engine takes for the book's sentences in one call (``bench.engine``'s
+    "lector, batched"), outside the pipeline."""
+    from speech.synthesizer import Controls
+
+    sentences = [s for call in calls for s in call]
+    began = time.perf_counter()
+    synthesizer.synthesize(voice, sentences, Controls(model_id=model))
+    return time.perf_counter() - began
+
+
 def run_book(
-    settings: Settings, chars: int | None, fmt: str, corpus: Path = CORPUS, scope: str = "chapter", count: int = 1
+    settings: Settings, chars: int | None, fmt: str, corpus: Path = CORPUS, scope: str = "chapter", count: int = 1,
+    speaker: str = "joe", model: str | None = None,
 ) -> None:
     """The book with assembly after synthesis (ahead off) and alongside it (on), ``count`` times
-    each in one process; the run with the median overhead of each is printed."""
+    each in one process, then the engine alone on its sentences; the run with the median overhead
+    of each is printed."""
     from lector.wiring import build_catalog, build_synthesizer
     from scheduler import parallel
     from speech.synthesizer import Controls
@@ -237,25 +261,38 @@ def run_book(
     text, skip = book_text(chars, corpus)
     catalog = build_catalog(settings)
     synthesizer = _TimedSynthesizer(build_synthesizer(settings))
-    voice = catalog.resolve("mistv3", "joe", "en")
+    model = model or ("coda" if speaker in {v.speaker for v in catalog.voices_of("coda")} else "mistv3")
+    voice = catalog.resolve(model, speaker, "en")
     engine_device = getattr(synthesizer.engine(voice), "device", "cpu")
-    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls())
+    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls(model_id=model))
     workers = settings.assembly_workers or parallel.default_workers()
     parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
     rss_before = _rss_mb()
     rounds: dict[bool, list[_Run]] = {False: [], True: []}
+    alone_after: dict[bool, list[float]] = {False: [], True: []}  # the engine alone, right after each book
     for n in range(max(1, count)):  # off, on, on, off, ...: a shared machine's load drifts
         for ahead in (False, True) if n % 2 == 0 else (True, False):
             rounds[ahead].append(
-                _one_book(settings, synthesizer, catalog, text, skip, fmt, scope, workers, ahead=ahead)
+                _one_book(settings, synthesizer, catalog, text, skip, fmt, scope, workers, ahead=ahead,
+                          speaker=speaker, extra={"model_id": model})
             )
+            calls = list(synthesizer.calls)
+            alone_after[ahead].append(_engine_alone(synthesizer, voice, calls, model))
+    vs_engine = {
+        ahead: sorted(r.wall / a for r, a in zip(rounds[ahead], alone_after[ahead], strict=True))[len(rounds[ahead]) // 2]
+        for ahead in rounds
+    }
+    alone = min(min(times) for times in alone_after.values())
     runs = {ahead: sorted(done, key=lambda r: r.overhead)[len(done) // 2] for ahead, done in rounds.items()}
+
+    import torch
 
     from bench.machine import describe
 
     print(describe(str(engine_device), settings.engine_dtype))
     first = runs[False]
-    print(f"device {engine_device}; format {fmt}; loudness scope {scope}; {settings.job_batch_chars} characters a "
+    print(f"voice {speaker} ({model}, {type(synthesizer.engine(voice)).__name__}, torch threads "
+          f"{torch.get_num_threads()}); device {engine_device}; format {fmt}; loudness scope {scope}; {settings.job_batch_chars} characters a "
           f"task, {settings.synth_group_chars} an engine call; assembly on {workers} "
           f"{'processes' if parallel.uses_processes(workers) else 'threads'}")
     print(f"characters: {len(text):,} submitted, {first.chars:,} billed (speech.billing), in {first.chunks} chunks")
@@ -268,11 +305,19 @@ def run_book(
             f"overhead (wall / engine) {run.overhead:.3f} (median of {each}); realtime factor {run.audio_s / run.wall:.1f}x"
         )
     on, off = runs[True], runs[False]
+    sentences = sum(map(len, calls))
+    print(f"engine alone, the same {sentences} sentences in one call (bench.engine's batched run), right after "
+          f"each book: off {' '.join(f'{a:.1f}' for a in alone_after[False])} s, on "
+          f"{' '.join(f'{a:.1f}' for a in alone_after[True])} s; the books' {len(calls)} engine calls took "
+          f"{off.engine:.1f} s (off) and {on.engine:.1f} s (on); book wall over the engine alone after it "
+          f"(median): off {vs_engine[False]:.3f}, on {vs_engine[True]:.3f}")
     print(f"peak RSS {_rss_mb():.0f} MB (before the books {rss_before:.0f} MB)")
     print(
         f"RESULT chars={off.chars} audio_s={off.audio_s:.1f} scope={scope} overhead_off={off.overhead:.3f} "
         f"overhead_on={on.overhead:.3f} tail_off_s={off.assembly:.1f} tail_on_s={on.assembly:.1f} "
-        f"wall_on_over_off={on.wall / off.wall:.3f} overhead_on_vs_engine_off={on.wall / off.engine:.3f}"
+        f"wall_on_over_off={on.wall / off.wall:.3f} overhead_on_vs_engine_off={on.wall / off.engine:.3f} "
+        f"voice={speaker} engine_alone_s={alone:.1f} overhead_vs_engine_off={vs_engine[False]:.3f} "
+        f"overhead_vs_engine_on={vs_engine[True]:.3f}"
     )
 
 
@@ -344,6 +389,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="books with assembly ahead off and on, each")
     parser.add_argument("--synthetic-hours", type=float, default=None, help="assembly only, on synthetic chunks")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the book's text file")
+    parser.add_argument("--voice", default="joe", help="the speaker (a Kokoro voice: ivy)")
+    parser.add_argument("--model", default=None, help="the voice's model (default: coda for a Kokoro voice, else mistv3)")
     parser.add_argument("--embedded-postgres", action="store_true",
                         help="run PostgreSQL here with pgserver (a GPU host has none)")
     parser.add_argument("--threads", action="store_true",
@@ -363,7 +410,7 @@ def main() -> None:
     if args.synthetic_hours:
         run_synthetic(args.synthetic_hours, args.format)
     else:
-        run_book(settings, args.chars, args.format, args.corpus, args.loudness_scope, args.rounds)
+        run_book(settings, args.chars, args.format, args.corpus, args.loudness_scope, args.rounds, args.voice, args.model)
 
 
 if __name__ == "__main__":

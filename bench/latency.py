@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -231,11 +232,10 @@ def main() -> None:
     print(f"RESULT ttfb_p50_ms={p50:.1f} engine_first_ms={engine_ms:.1f} overhead_p50_ms={overhead:.1f}{piper}")
 
 
-def _serve_and_measure(
-    args: argparse.Namespace, services: Backends, repeats: int, formats: list[str]
-) -> tuple[list[float], list[float]]:
-    """``lector serve`` on a throwaway database; prints the rows; returns the one-sentence
-    requests' times to first byte and the server's own first-sentence times."""
+@contextlib.contextmanager
+def served(services: Backends, env_extra: dict[str, str] | None = None, port: int = 18765) -> Iterator[tuple[str, str]]:
+    """``lector serve`` on a throwaway database (``env_extra`` on top of this environment), up
+    and answering; yields its base URL and an API key; stops it and drops the database."""
     db = f"lector_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(services.admin, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db)))
@@ -251,44 +251,54 @@ def _serve_and_measure(
         key = keys.create_key(session=session, account_id=account.id)[1]
     engine.dispose()
 
-    port = 18765
     env = {**os.environ, "LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": services.redis_url,
-           "LECTOR_DATA_DIR": f"/tmp/{db}"}
+           "LECTOR_DATA_DIR": f"/tmp/{db}", **(env_extra or {})}
     server = subprocess.Popen([str(Path(sys.executable).with_name("lector")), "serve", "--port", str(port)],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    api = f"http://127.0.0.1:{port}/v1/service-tts"
+    base = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(timeout=300) as client:
-            for _ in range(120):
+        with httpx.Client(timeout=10) as client:
+            for _ in range(240):
                 try:
-                    client.get(f"http://127.0.0.1:{port}/data/voices/all-v2.json")
+                    client.get(f"{base}/data/voices/all-v2.json")
                     break
                 except httpx.HTTPError:
                     time.sleep(0.5)
-            _request(client, api, key, ONE, "audio/L16")  # loads the voice
-            print(f"{'format':24} {'text':5} {'conc':>4} {'n':>4} {'ttfb p50':>9} {'ttfb p95':>9} {'total p50':>10}")
-            alone_ttfb: list[float] = []
-            alone_synth: list[float] = []
-            for accept in formats:
-                for label, text in (("one", ONE), ("five", FIVE)):
-                    SYNTH_MS.clear()
-                    samples = [_request(client, api, key, text, accept) for _ in range(repeats)]
-                    if label == "one":
-                        alone_ttfb.extend(s[0] for s in samples)
-                        alone_synth.extend(SYNTH_MS)
-                    _row(accept, label, 1, samples)
-            # Concurrent streams: every format and both texts (L16 alone with --quick).
-            for accept in formats if not args.quick else ["audio/L16"]:
-                for label, text in (("one", ONE), ("five", FIVE)):
-                    samples = _concurrent(
-                        args.concurrency, lambda t=text, a=accept: _request(client, api, key, t, a)
-                    )
-                    _row(accept, label, args.concurrency, samples)
+        yield base, key
     finally:
         server.terminate()
         server.wait(timeout=30)
         with psycopg.connect(services.admin, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
+        shutil.rmtree(f"/tmp/{db}", ignore_errors=True)  # the server's data folder
+
+
+def _serve_and_measure(
+    args: argparse.Namespace, services: Backends, repeats: int, formats: list[str]
+) -> tuple[list[float], list[float]]:
+    """``lector serve`` on a throwaway database; prints the rows; returns the one-sentence
+    requests' times to first byte and the server's own first-sentence times."""
+    with served(services) as (base, key), httpx.Client(timeout=300) as client:
+        api = f"{base}/v1/service-tts"
+        _request(client, api, key, ONE, "audio/L16")  # loads the voice
+        print(f"{'format':24} {'text':5} {'conc':>4} {'n':>4} {'ttfb p50':>9} {'ttfb p95':>9} {'total p50':>10}")
+        alone_ttfb: list[float] = []
+        alone_synth: list[float] = []
+        for accept in formats:
+            for label, text in (("one", ONE), ("five", FIVE)):
+                SYNTH_MS.clear()
+                samples = [_request(client, api, key, text, accept) for _ in range(repeats)]
+                if label == "one":
+                    alone_ttfb.extend(s[0] for s in samples)
+                    alone_synth.extend(SYNTH_MS)
+                _row(accept, label, 1, samples)
+        # Concurrent streams: every format and both texts (L16 alone with --quick).
+        for accept in formats if not args.quick else ["audio/L16"]:
+            for label, text in (("one", ONE), ("five", FIVE)):
+                samples = _concurrent(
+                    args.concurrency, lambda t=text, a=accept: _request(client, api, key, t, a)
+                )
+                _row(accept, label, args.concurrency, samples)
     return alone_ttfb, alone_synth
 
 

@@ -23,6 +23,7 @@ from facade import errors as e
 from facade.serving_pools import ServingPools
 from scheduler import log_context
 from scheduler.lexicons import LexiconLimits
+from speech.pace import Pace
 from speech.synthesizer import Synthesizer
 
 if TYPE_CHECKING:  # for the fields' types only: nothing here needs them at run time
@@ -81,6 +82,10 @@ class Services:
     pools: ServingPools = field(default_factory=ServingPools)  # the threads it serves with
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
     lexicon_limits: LexiconLimits = field(default_factory=LexiconLimits)  # LECTOR_LEXICON*
+    # A stream's first audio: the wall-time budget for its first piece (LECTOR_STREAM_FIRST_AUDIO_MS;
+    # 0: first sentences are never cut), judged by the voices' pace as this process measured it.
+    first_audio_s: float = 0.3
+    pace: Pace = field(default_factory=Pace)
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""

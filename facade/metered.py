@@ -25,7 +25,7 @@ from facade.request_resolution import ResolvedRequest, in_engine_thread
 from facade.usage import close_quietly, record
 from facade.validation import SynthesisRequest
 from speech.audio import AudioFormat
-from speech.streaming import StreamStats, encoded_stream, pcm_stream
+from speech.streaming import QuickStart, StreamStats, encoded_stream, pcm_stream
 from speech.types import AudioChunk
 
 
@@ -58,18 +58,24 @@ class MeteredSynthesis:
         """Every unit of the plan is synthesized (its bytes may still be on their way out)."""
         return self.stats.sentences >= len(self.plan.units)
 
-    def pcm(self) -> Generator[AudioChunk, None, None]:
-        """The audio, unit by unit, counted in ``stats`` (what the bill is made from)."""
+    def pcm(self, *, streamed: bool = False) -> Generator[AudioChunk, None, None]:
+        """The audio, unit by unit, counted in ``stats`` (what the bill is made from).
+        ``streamed``: the first sentence may be cut at a clause so its audio starts sooner
+        (``speech.streaming.QuickStart``), unless this run continues a socket's earlier audio
+        (the listener is hearing that already) or the budget is 0."""
+        quick = None
+        if streamed and not self.continues and self.services.first_audio_s > 0:
+            quick = QuickStart(self.services.pace, self.services.first_audio_s)
         return pcm_stream(
             self.services.synthesizer, self.plan.voice, self.plan.units, self.plan.controls,
-            sample_rate=self.rate, stats=self.stats,
+            sample_rate=self.rate, stats=self.stats, quick_start=quick,
         )
 
     # -- streamed ----------------------------------------------------------------------------
 
     def open(self, fmt: AudioFormat) -> None:
         """Start the encoded stream; nothing is synthesized until ``next``."""
-        self._chunks = encoded_stream(self.pcm(), fmt, self.rate)
+        self._chunks = encoded_stream(self.pcm(streamed=True), fmt, self.rate)
 
     async def next(self) -> bytes | None:
         """The next encoded bytes (one synthesis step on the engine pool); None at the end."""

@@ -66,7 +66,7 @@ def record(
     continues: bool = False,
 ) -> None:
     text = plan.billed_text if plan.billed_text is not None else req.text
-    characters = billed_share(text, stats.sentences, len(plan.units), continues=continues)
+    characters = billed_share(text, stats.begun, len(plan.units), continues=continues)
     if characters:
         CHARACTERS_BILLED.labels(plan.requested_model, transport).inc(characters)
     if characters and services.usage_sink is not None:

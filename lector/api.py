@@ -63,6 +63,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=outbox,
         pools=ServingPools(blocking_slots=settings.blocking_threads, engine_slots=engine_slots_for(settings)),
+        first_audio_s=settings.stream_first_audio_ms / 1000,
         stall_after_s=settings.stall_after_s,
         lexicon_limits=LexiconLimits(
             per_account=settings.lexicons_per_account, max_bytes=settings.lexicon_max_bytes,

@@ -161,6 +161,9 @@ class Settings(_Checked):
     engine_slots: int = Field(
         -1, description="synthesis steps at once in the API; -1: one per core (64 with MODEL_URL), 0: anyio's pool"
     )
+    stream_first_audio_ms: int = Field(
+        300, ge=0, description="a stream's first sentence is cut at a clause when the voice would take longer to say it whole; 0: never cut"
+    )
     blocking_threads: int = Field(
         16, ge=1, description="the API's threads for blocking calls (database, object store, Redis), all started before serving"
     )

@@ -69,6 +69,9 @@ NOTES: dict[str, str] = {
     "every voice",
     "engine_slots": "synthesis steps the API runs at once on engine threads of lower CPU priority than the event "
     "loop; `-1`: one per core (64 with `MODEL_URL`), `0`: anyio's shared pool (40, started on demand)",
+    "stream_first_audio_ms": "the wall time a stream's first audio may take: where the voice's recent pace "
+    "(measured by the API, waits for the engine included) says its first sentence would take longer, the "
+    "sentence is spoken in pieces cut at a clause (`docs/architecture.md`); `0`: never cut",
     "visibility_timeout_s": "Redis redelivers a task not acknowledged within this; it must be longer than the "
     "longest task, or healthy tasks run twice (harmless, but wasted work)",
     "stall_after_s": "the reaper re-sends the next step of a job unchanged this long (a lost message, a dead "
@@ -124,7 +127,8 @@ GROUPS: list[tuple[str, list[str]]] = [
                                                  "s3_presign_seconds", "objects_dir"]),
     ("Synthesis", ["device", "torch_threads", "engine_dtype", "vits_runtime", "voice_catalog", "engine_batching",
                    "model_window_ms", "model_max_batch", "model_url", "model_connect_timeout_s",
-                   "model_read_timeout_s", "model_voice", "model_voice_file", "worker_metrics_port"]),
+                   "model_read_timeout_s", "model_voice", "model_voice_file", "worker_metrics_port",
+                   "stream_first_audio_ms"]),
     ("Book jobs", ["max_job_chars", "max_active_jobs", "job_batch_chars", "synth_group_chars", "job_batch_window", "assembly_workers",
                    "assembly_ahead", "live_playlist", "visibility_timeout_s", "stall_after_s", "webhook_timeout_s",
                    "webhook_allow_private", "retention_days"]),

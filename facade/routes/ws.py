@@ -187,7 +187,7 @@ async def _synthesize(
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     finally:
         await metered.finish()  # a hang-up cancels this task; what was made is still billed
-        state.billed = state.billed or metered.stats.sentences > 0
+        state.billed = state.billed or metered.stats.begun > 0
 
 
 async def _worker(websocket: WebSocket, state: SocketState) -> None:

@@ -24,8 +24,10 @@ from speech.text.segment import split_sentences
 REQUEST_LIMIT: Final = 1000
 """The vendor API contract's limit: at most 1,000 characters per synthesis request."""
 
-# A clause mark followed by whitespace; an em dash or a CJK mark needs no space after it.
-_CLAUSE: Final = re.compile(r"[,;:—–](?:[\"'”’»)\]]*)(?=\s)|—(?=\w)|[、，；：]")
+CLAUSE_MARK: Final = re.compile(r"[,;:—–](?:[\"'”’»)\]]*)(?=\s)|—(?=\w)|[、，；：]")
+"""A clause mark (with any closing quote or bracket after it) followed by whitespace; an em dash
+or a CJK mark needs no space after it. Its ``end()`` is where a piece may end
+(``speech.text.first_piece`` cuts a stream's first sentence there too)."""
 _SPACE_RUN: Final = re.compile(r"\s+")
 
 
@@ -51,7 +53,7 @@ def _cut(text: str, pos: int, end: int, limit: int) -> int:
     """End of the next piece of ``text[pos:end]`` (which is longer than ``limit``)."""
     window_end = pos + limit
     best = -1
-    for m in _CLAUSE.finditer(text, pos, end):
+    for m in CLAUSE_MARK.finditer(text, pos, end):
         if m.end() > window_end:
             break
         if m.end() - pos >= max(1, limit // 4):

@@ -31,7 +31,7 @@ from speech.engines.kokoro.phonemes import (
 )
 from speech.engines.kokoro.vocab import VOCAB
 from speech.engines.kokoro.weights import load_state_dict, model_file
-from speech.engines.threads import claim_torch_threads
+from speech.engines.threads import claim_torch_threads, in_this_thread
 from speech.engines.timing import word_timings
 from speech.errors import EngineError
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
@@ -306,6 +306,8 @@ class KokoroEngine:
         rows = [min(len(piece.ids), self.pack.shape[0]) - 1 for piece in batch]
         styles = self.pack[rows]
         speeds = torch.full((len(batch),), speed, dtype=torch.float32)
+        if self.model.device.type == "cpu":
+            in_this_thread()  # an engine or worker thread keeps the count it first ran torch with
         with self._shared.lock, engine_errors("Kokoro synthesis"), torch.inference_mode():
             out = self.model([[0, *piece.ids, 0] for piece in batch], styles, speeds)
             # one copy each to the host, then split there (a copy per item waits per item)

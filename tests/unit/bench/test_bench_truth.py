@@ -44,8 +44,8 @@ def test_the_machine_line_names_device_dtype_torch_cpu_and_cores() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["engine.py", "engine_kokoro.py", "latency.py", "book.py", "book_gpu.py", "model_server.py", "usage.py",
-               "outbox.py"]
+    "module", ["engine.py", "engine_kokoro.py", "latency.py", "first_byte.py", "book.py", "book_gpu.py", "model_server.py",
+               "usage.py", "outbox.py"]
 )
 def test_every_bench_prints_the_machine_line(module: str) -> None:
     assert "print(describe(" in (BENCH / module).read_text()

@@ -144,3 +144,50 @@ async def test_a_later_websocket_run_bills_the_break_before_it(setup) -> None:  
     metered, _ = _metered(services, continues=True)
     await metered.whole(encoded_whole(AudioFormat.PCM, 16000))
     assert _characters(sink) == [billed_characters(TEXT, continues=True)]
+
+
+CLAUSED = "Once upon a time, in a land far away, there lived a king. The end."
+
+
+def _claused(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, ResolvedRequest]:
+    req = SynthesisRequest(text=CLAUSED, speaker="joe", model_id="mistv3", lang="en")
+    plan = resolve(services, req, PRINCIPAL, endpoint="service-tts")
+    # 10 ms a character: the default 0.3 s budget holds 30, so the 57-character first sentence is cut at its first comma.
+    services.pace.record(plan.voice.key, 100, 1.0)
+    return MeteredSynthesis(services, PRINCIPAL, req, plan, rate=16000, transport="http", continues=continues), plan
+
+
+async def test_a_stream_starts_with_its_first_sentence_cut_at_a_clause(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, engine = setup
+    metered, plan = _claused(services)
+    metered.open(AudioFormat.PCM)
+    while await metered.next() is not None:
+        pass
+    await metered.finish()
+    said = [sentences for sentences, _ in engine.calls]
+    assert said[0] == ["Once upon a time,"]
+    assert " ".join(s[0] for s in said) == CLAUSED
+    assert _characters(sink) == [billed_characters(CLAUSED)]
+    assert [w.word for w in metered.stats.words] == CLAUSED.split()
+
+
+async def test_whole_files_and_later_socket_runs_are_not_cut(setup) -> None:  # type: ignore[no-untyped-def]
+    services, _, engine = setup
+    await _claused(services)[0].whole(encoded_whole(AudioFormat.WAV, 16000))
+    continued, _ = _claused(services, continues=True)
+    continued.open(AudioFormat.PCM)  # the socket's listener is hearing its earlier audio already
+    while await continued.next() is not None:
+        pass
+    await continued.finish()
+    whole = [["Once upon a time, in a land far away, there lived a king."], ["The end."]]
+    assert [sentences for sentences, _ in engine.calls] == whole * 2
+
+
+async def test_a_hang_up_after_a_first_piece_bills_its_sentence(setup) -> None:  # type: ignore[no-untyped-def]
+    services, sink, _ = setup
+    metered, plan = _claused(services)
+    metered.open(AudioFormat.PCM)
+    assert await metered.next()  # the first piece went out; then the client left
+    await metered.finish()
+    assert metered.stats.sentences == 0 and metered.stats.partial
+    assert _characters(sink) == [billed_share(CLAUSED, 1, len(plan.units))] and _characters(sink)[0] > 0

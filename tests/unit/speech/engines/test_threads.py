@@ -4,14 +4,18 @@ whole process, so every Kokoro voice beside it ran on one core."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
+from speech.engines.registry import load_engine
 from speech.engines.threads import claim_torch_threads, reset_claims, usable_cores
 from speech.engines.vits import VitsEngine
+from speech.voices import Catalog
 
 
 @pytest.fixture(autouse=True)
@@ -46,3 +50,44 @@ def test_intra_op_takes_the_configured_count() -> None:
     assert claim_torch_threads("intra_op", 1) == 1
     reset_claims()
     assert claim_torch_threads("intra_op", 0) == usable_cores()
+
+
+@pytest.mark.parametrize("order", [["joe", "ivy"], ["ivy", "joe"]])
+def test_kokoro_gets_every_core_beside_a_vits_voice_on_onnxruntime(order: list[str]) -> None:
+    """Both voices through the loader the API and the synth worker use (``load_engine``), in one
+    process, either order: torch runs at every usable core, also in a thread that first ran torch
+    at one thread before the Kokoro voice was loaded (the count is per thread: an API engine
+    thread, a worker thread). The count is read inside Kokoro's forward pass."""
+    voices = {"joe": Catalog.load().voice("mistv3", "joe"), "ivy": Catalog.load().voice("coda", "ivy")}
+    seen: list[int] = []
+
+    def in_a_thread_that_ran_torch_at_one_thread() -> None:
+        torch.set_num_threads(1)
+        # torch sets a thread's OpenMP count on its first parallel work (or this read) from the
+        # default of that moment, and keeps it: this thread now runs at one thread.
+        at_start.append(torch.get_num_threads())
+        started.set()
+        loaded.wait()
+        engines["ivy"].synthesize(["A sentence on all cores."])
+
+    engines: dict[str, Any] = {}
+    at_start: list[int] = []
+    started, loaded = threading.Event(), threading.Event()
+    thread = threading.Thread(target=in_a_thread_that_ran_torch_at_one_thread)
+    thread.start()
+    started.wait(timeout=60)
+    try:
+        for name in order:
+            engines[name] = load_engine(voices[name], device="cpu", dtype="auto")
+    finally:
+        loaded.set()
+    assert engines["joe"].runtime == "onnxruntime"
+    assert torch.get_num_threads() == usable_cores()
+    hook = engines["ivy"].model.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    try:
+        thread.join(timeout=600)
+        engines["ivy"].synthesize(["And one on the loading thread."])
+    finally:
+        hook.remove()
+    assert at_start == [1]
+    assert seen == [usable_cores(), usable_cores()]
