@@ -103,12 +103,15 @@ class _TimingWriter:
     ) -> None:
         """``voice``: a cast chunk's voice and speaker, named in its sentences and cues."""
         shifted: list[TimedWord] = [
-            {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3)} for w in words
+            {"word": w["word"], "start": round(shift + w["start"], 3), "end": round(shift + w["end"], 3),
+             **({"mark": True} if w.get("mark") else {})}  # type: ignore[typeddict-item]
+            for w in words
         ]
         for word in shifted:
             self._words.write(("" if self._first_word else ",") + json.dumps(word, ensure_ascii=False))
             self._first_word = False
-        for sentence in subtitles.timed_sentences(text, shifted, lang, normalize_text=normalize_text):
+        spoken = [w for w in shifted if not w.get("mark")]  # an SSML mark is named in the words, not a sentence's
+        for sentence in subtitles.timed_sentences(text, spoken, lang, normalize_text=normalize_text):
             entry = {"text": sentence.text, "start": sentence.start, "end": sentence.end, **(voice or {})}
             self._sentences.write(("" if self._first_sentence else ",") + json.dumps(entry, ensure_ascii=False))
             self._first_sentence = False

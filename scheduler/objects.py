@@ -16,6 +16,7 @@ class TimedWord(TypedDict):
     word: str
     start: float
     end: float
+    mark: NotRequired[bool]  # an SSML mark's name, not a spoken word (scheduler.job_ssml)
 
 
 class ChunkMeta(TypedDict):

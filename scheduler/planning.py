@@ -33,6 +33,7 @@ from scheduler import credits
 from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.job_params import JobParams
+from scheduler.job_ssml import Speakers, Step, plan_ssml
 from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
@@ -83,6 +84,7 @@ class Layout:
     batches: list[list[int]] = field(default_factory=list)  # dispatch order
     voices: list[str] = field(default_factory=list)  # a cast job's voice of each chunk; else empty
     speakers: list[str | None] = field(default_factory=list)  # and who it is (None: the narrator)
+    steps: list[list[Step]] = field(default_factory=list)  # an SSML job's stretches of each chunk (scheduler.job_ssml)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -91,6 +93,7 @@ class Layout:
                 "chapters": [{"title": c.title, "chunk": c.chunk} for c in self.chapters],
                 "batches": self.batches,
                 **({"voices": self.voices, "speakers": self.speakers} if self.voices else {}),
+                **({"steps": self.steps} if self.steps else {}),
             }
         ).encode()
 
@@ -103,6 +106,7 @@ class Layout:
             batches=[list(b) for b in data.get("batches", [])],
             voices=list(data.get("voices", [])),
             speakers=list(data.get("speakers", [])),
+            steps=list(data.get("steps", [])),
         )
 
 
@@ -169,6 +173,15 @@ def _split_cast(text: str, lang: str, sections: list[Section], pauses: Pauses, c
     return texts, layout
 
 
+def split_ssml(document: str, params: JobParams) -> tuple[list[str], Layout]:
+    """``split`` for an SSML job: every chunk has a voice (the job's, a ``voice`` switch's or a
+    cast character's) and its steps; a ``break`` or a paragraph's end is the pause before a chunk."""
+    cast = Cast.from_params(params)
+    speakers = Speakers(cast.narrator if cast is not None else params.speaker, cast)
+    plan = plan_ssml(document, params.lang or "en", speakers, sentence_ms=Pauses.from_params(params).sentence_ms)
+    return plan.texts, Layout(plan.pauses_ms, [], [], plan.voices, plan.speakers, plan.steps)
+
+
 _PARAGRAPHS: Final = re.compile(r"\n[ \t\r\f\v]*\n")
 _SENTENCE_END: Final = re.compile(r"[.!?…][\"”’)]*\s*$")
 
@@ -226,16 +239,19 @@ def plan_job(
         job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
         text = objects.get_bytes(job.text_key or source_key(job_id)).decode("utf-8")  # the key it was given
         params = JobParams.from_stored(job.params)
-        sections = sections_for(text, params)
-        if params.delivery:  # a retailer's delivery opens and closes with credits
-            text, sections = credits.with_credits(text, sections, params)
-        texts, layout = split(
-            text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params),
-            cast=Cast.from_params(params),
-        )
+        if params.ssml:  # a <speak> document: its chunks carry how they are spoken (scheduler.job_ssml)
+            texts, layout = split_ssml(text, params)
+        else:
+            sections = sections_for(text, params)
+            if params.delivery:  # a retailer's delivery opens and closes with credits
+                text, sections = credits.with_credits(text, sections, params)
+            texts, layout = split(
+                text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params),
+                cast=Cast.from_params(params),
+            )
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars, voices=layout.voices)
-        layout = Layout(layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers)
+        layout = Layout(layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers, layout.steps)
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.
         # Credits a delivery adds bill nothing, and the book's first chunk carries no break.

@@ -13,21 +13,23 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 
 import numpy as np
 
 from scheduler.casting import Cast, matched
 from scheduler.job_params import JobParams
+from scheduler.job_ssml import Step, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.pls import PronunciationLexicon
 from speech.types import AudioChunk
-from speech.units import plan_request
+from speech.units import StreamStep, plan_request, plan_segments
 from speech.voices.catalog import VoiceCatalog
 from speech.voices.entries import Voice
 from store.db import jobs as job_repo
@@ -54,13 +56,19 @@ class BatchResult:
 def join_sentences(
     chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS
 ) -> tuple[np.ndarray, list[TimedWord]]:
-    """One chunk's sentences back to back with a short gap; word times shifted to the chunk start."""
+    """One chunk's sentences back to back with a short gap; word times shifted to the chunk start.
+    A piece with no audio is an SSML ``mark``: its name is a word timing where it falls (flagged
+    ``mark``), and no gap is added for it."""
     gap = np.zeros(int(sample_rate * gap_ms / 1000), dtype=np.float32)
     parts: list[np.ndarray] = []
     words: list[TimedWord] = []
     offset = 0
-    for i, piece in enumerate(chunks):
-        if i:
+    for piece in chunks:
+        if not len(piece.samples):
+            words.extend({"word": w.word, "start": offset / sample_rate, "end": offset / sample_rate, "mark": True}
+                         for w in piece.words)
+            continue
+        if parts:
             parts.append(gap)
             offset += len(gap)
         start_s = offset / sample_rate
@@ -111,13 +119,17 @@ class Voicing:
 
 def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
-    voicing: Voicing | None = None,
+    voicing: Voicing | None = None, gains_db: Sequence[float] = (),
 ) -> float:
     """Audio and timings go to the store before the chunk is marked done (a crash between leaves
-    it pending, and the redo overwrites the same keys)."""
+    it pending, and the redo overwrites the same keys). ``gains_db``: an SSML job's volume of each
+    piece, applied after the chunk is brought to the book's level, so the volume asked is heard."""
     samples, words = join_sentences(pieces, rate)
+    level = samples
+    if any(gains_db):
+        samples, _ = join_sentences([_louder(p, g) for p, g in zip(pieces, gains_db, strict=True)], rate)
     if voicing is not None:
-        samples, rate = matched(samples, rate, voicing.book_rate), voicing.book_rate
+        samples, rate = matched(samples, rate, voicing.book_rate, level_of=level), voicing.book_rate
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
     objects.put_bytes(chunk_audio_key(job_id, index), pcm, content_type="audio/L16")
@@ -126,6 +138,12 @@ def store_chunk(
         meta |= {"voice": voicing.voice, "speaker": voicing.speaker}
     objects.put_bytes(chunk_meta_key(job_id, index), json.dumps(meta).encode(), content_type="application/json")
     return duration
+
+
+def _louder(piece: AudioChunk, gain_db: float) -> AudioChunk:
+    if not gain_db:
+        return piece
+    return replace(piece, samples=(piece.samples * np.float32(10 ** (gain_db / 20))).clip(-1.0, 1.0))
 
 
 def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: JobParams) -> list[PronunciationLexicon]:
@@ -142,20 +160,53 @@ def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: JobPar
     return [u.lexicon for u in used]
 
 
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    index: int
+    text: str
+    pieces: list[AudioChunk]
+    gains_db: list[float]  # an SSML job's volume of each piece (scheduler.job_ssml); else empty
+
+
+def chunk_units(text: str, steps: list[Step] | None, lang: str, normalize_text: bool, lexicons: list[PronunciationLexicon]) -> list[StreamStep]:
+    """A chunk's units: its text's, or for an SSML job its steps' (rate, volume, language, marks)."""
+    if steps is None:
+        return plan_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units
+    return plan_segments(segments_of(steps), lang, lexicons=lexicons, normalize_text=normalize_text)
+
+
+def _plain(unit: StreamStep) -> bool:
+    """A unit the batched call can speak: text in the chunk's voice, language and speed."""
+    return bool(unit.text) and not (unit.phonemes or unit.mark or unit.pause_ms or unit.rate or unit.lang or unit.speed)
+
+
+def render_units(
+    synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, per_chunk: list[list[StreamStep]]
+) -> list[tuple[list[AudioChunk], list[float]]]:
+    """Each chunk's audio pieces, one per unit, and each piece's gain. The plain units of every
+    chunk go to the engine in one batched call; the others (phonemes, a rate, a language, a mark)
+    are rendered one by one between them, their volume left for ``store_chunk`` to apply."""
+    flat = [u.text for units in per_chunk for u in units if _plain(u)]
+    audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
+    out: list[tuple[list[AudioChunk], list[float]]] = []
+    for units in per_chunk:
+        pieces = [next(audio) if _plain(u) else synthesizer.render(voice, replace(u, gain_db=0.0), controls) for u in units]
+        out.append((pieces, [u.gain_db for u in units]))
+    return out
+
+
 def _render_group(
     synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, group: list[tuple[int, str]], lang: str,
-    normalize_text: bool, lexicons: list[PronunciationLexicon],
-) -> list[tuple[int, str, list[AudioChunk]]]:
-    """Each chunk's audio pieces, one per unit. The text units of the whole group go to the engine
-    in one batched call; units a lexicon turned into phonemes are spoken one by one between them."""
-    per_chunk = [plan_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units for _, text in group]
-    flat = [u.text for units in per_chunk for u in units if not u.phonemes]
-    audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
-    work: list[tuple[int, str, list[AudioChunk]]] = []
-    for (index, text), units in zip(group, per_chunk, strict=True):
-        pieces = [synthesizer.render(voice, u, controls) if u.phonemes else next(audio) for u in units]
-        work.append((index, text, pieces))
-    return work
+    normalize_text: bool, lexicons: list[PronunciationLexicon], steps: list[list[Step]],
+) -> list[Rendered]:
+    per_chunk = [
+        chunk_units(text, steps[index] if steps else None, lang, normalize_text, lexicons) for index, text in group
+    ]
+    rendered = render_units(synthesizer, voice, controls, per_chunk)
+    return [
+        Rendered(index, text, pieces, gains if any(gains) else [])
+        for (index, text), (pieces, gains) in zip(group, rendered, strict=True)
+    ]
 
 
 def synthesize_batch(
@@ -180,7 +231,7 @@ def synthesize_batch(
         billed_per_chunk = {c.index: c.characters for c in pending}  # set at planning (speech.billing)
     voice = catalog.resolve(params.model_id, params.speaker, params.lang)
     cast = Cast.from_params(params)
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None else None
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None or params.ssml else None
     narrator = voice if cast is None else catalog.resolve(params.model_id, cast.narrator, params.lang)
     book_rate = synthesizer.engine(narrator).sample_rate  # a cast's voices all come to the narrator's rate
     controls = Controls(
@@ -197,30 +248,32 @@ def synthesize_batch(
         if produced and _status(sessions, job_id) != JobStatus.RUNNING:
             return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id)
         speaking = voice if group_voice is None else catalog.resolve(params.model_id, group_voice, params.lang)
-        work = _render_group(synthesizer, speaking, controls, group, lang, normalize_text, lexicons)
-        rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(speaking).sample_rate)
+        work = _render_group(
+            synthesizer, speaking, controls, group, lang, normalize_text, lexicons, layout.steps if layout else [],
+        )
+        rate = next((p.sample_rate for w in work for p in w.pieces if len(p.samples)), synthesizer.engine(speaking).sample_rate)
         # Look again before writing: a chunk another host stored and marked meanwhile (this task
         # was redelivered while its host was frozen, and the host has woken up) keeps that host's
         # audio, which assembly may already have read. This narrows a zombie's late overwrite to
         # the moment between this look and its PUT; it does not close it (docs/scaling.md).
         with sessions() as session:
-            pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w[0] for w in work])
-        work = [w for w in work if w[0] in pending_now]
+            pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w.index for w in work])
+        work = [w for w in work if w.index in pending_now]
         if not work:
             continue
         voicings: list[Voicing | None] = [  # after the look: one for each chunk still to write
-            None if layout is None or cast is None else Voicing(layout.voices[i], layout.speakers[i], book_rate)
-            for i, _, _ in work
+            None if layout is None or not layout.voices else Voicing(layout.voices[w.index], layout.speakers[w.index], book_rate)
+            for w in work
         ]
         # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
         with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
             durations = list(
                 pool.map(
-                    store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
-                    [w[2] for w in work], repeat(rate), voicings,
+                    store_chunk, repeat(objects), repeat(job_id), [w.index for w in work], [w.text for w in work],
+                    [w.pieces for w in work], repeat(rate), voicings, [w.gains_db for w in work],
                 )
             )
-        stored = [(index, text, d) for (index, text, _), d in zip(work, durations, strict=True)]
+        stored = [(w.index, w.text, d) for w, d in zip(work, durations, strict=True)]
         # One transaction for the group: its chunks marked done and billed together, in a fixed
         # few statements (a GPU group holds ~40 chunks).
         with sessions() as session:
