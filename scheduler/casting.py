@@ -40,9 +40,10 @@ class Cast:
 
     @classmethod
     def from_params(cls, params: JobParams) -> Cast | None:
-        given = params.cast
-        if not given:
-            return None
+        return cls.from_stored(params.cast) if params.cast else None
+
+    @classmethod
+    def from_stored(cls, given: StoredCast) -> Cast:
         characters = {name: entry["voice"] for name, entry in given["characters"].items()}
         aliases = {name: list(entry.get("aliases", [])) for name, entry in given["characters"].items()}
         return cls(given["narrator"], given["dialogue"], characters, aliases)

@@ -83,6 +83,15 @@ def voice_names(document: str, lang: str) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
+def phoneme_voices(document: str, lang: str, speakers: Speakers) -> list[str]:
+    """The voices that must speak IPA for the document: those reading a ``phoneme`` or a
+    ``lang`` stretch in another language (intake asks each whether its engine can)."""
+    return list(dict.fromkeys(
+        c.voice for c in ssml_chunks(document, lang, speakers)
+        if any("phonemes" in s or ("lang" in s and s["lang"] != lang) for s in c.steps)
+    ))
+
+
 def spoken_text(document: str, lang: str) -> str:
     """What the document says, for the checks and the estimate at intake: the chunks' texts."""
     return "\n\n".join(c.text for c in ssml_chunks(document, lang, Speakers("")))

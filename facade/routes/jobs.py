@@ -30,14 +30,15 @@ from facade.plans import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, qa, retention, sources
-from scheduler.casting import check_cast
+from scheduler.casting import Cast, check_cast
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import spoken_text, voice_names
+from scheduler.job_ssml import Speakers, phoneme_voices, spoken_text, voice_names
 from scheduler.lexicons import for_request
 from scheduler.objects import compliance_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
 from scheduler.sources import MAX_COVER_BYTES
 from speech.audio.m4b import cover_type
+from speech.errors import PhonemesNotSupported
 from speech.synthesizer import prepare
 from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
@@ -234,6 +235,10 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
         for name in voice_names(req.text, voice.lang):
             if name not in characters:
                 services.catalog.resolve(model_id, name, voice.lang)  # a <voice> another voice of the model
+        speakers = Speakers(cast["narrator"], Cast.from_stored(cast)) if cast else Speakers(req.speaker)
+        for name in phoneme_voices(req.text, voice.lang, speakers):  # as /v1/service-tts: a formant voice is a 400
+            if not services.synthesizer.speaks_phonemes(services.catalog.resolve(model_id, name, voice.lang)):
+                raise PhonemesNotSupported(name)
     return intake.JobSpec(
         text=req.text, ssml=req.ssml, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,

@@ -163,8 +163,10 @@ def test_an_ssml_job_honours_break_prosody_emphasis_phoneme_lang_voice_and_mark(
         ('<speak><prosody pitch="high">Up.</prosody></speak>',
          'SSML attribute "pitch" of <prosody> at line 1, column 8 is not supported'),
         ('<speak><voice name="nobody">Hi.</voice></speak>', "nobody"),
+        ('<speak>Hi. <voice name="walter"><phoneme alphabet="ipa" ph="wɪn">Win</phoneme></voice></speak>',
+         "speaker walter does not accept phonemes"),
     ],
-    ids=["element", "attribute", "unknown-voice"],
+    ids=["element", "attribute", "unknown-voice", "phonemes-for-a-formant-voice"],
 )
 def test_what_an_ssml_job_cannot_do_is_a_400_that_names_it(stack, api_key: str, document: str, message: str) -> None:  # type: ignore[no-untyped-def]
     refused = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), timeout=30,

@@ -6,7 +6,7 @@ import pytest
 
 from scheduler.casting import Cast
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Speakers, segments_of, spoken_text, ssml_chunks, voice_names
+from scheduler.job_ssml import Speakers, phoneme_voices, segments_of, spoken_text, ssml_chunks, voice_names
 from scheduler.planning import Layout, split_ssml
 from speech.errors import SsmlError
 from speech.text.markup import MarkSegment, PhonemeSegment, TextSegment
@@ -68,6 +68,12 @@ def test_the_plan_of_an_ssml_job_carries_voices_speakers_and_steps() -> None:
     assert texts == ["One.", "Two."] and layout.voices == ["joe", "amy"] and layout.speakers == [None, ""]
     again = Layout.from_json(layout.to_json())
     assert again.steps == [[{"text": "One."}], [{"text": "Two."}]] and again.pauses_ms == [0, 400]
+
+
+def test_the_voices_that_must_speak_ipa_are_those_with_a_phoneme_or_another_language() -> None:
+    document = (f'<speak {NS}>Hi. <voice name="amy"><phoneme alphabet="ipa" ph="wɪn">Win</phoneme></voice> '
+                '<voice name="ivy">Plain.</voice> <voice name="walter"><lang xml:lang="fr-FR">Merci.</lang></voice></speak>')
+    assert phoneme_voices(document, "en", Speakers("joe")) == ["amy", "walter"]
 
 
 def test_an_unsupported_element_names_itself_and_its_position() -> None:
