@@ -16,7 +16,7 @@ The engine's own time is the time spent inside ``Synthesizer.synthesize`` during
 (the same chunks, the same calls, the same warm caches); the overhead is wall time over it. The
 engine is loaded and warmed before the clock starts.
 
-The book runs with assembly ahead off (assembled after the last chunk) and on (``scheduler.ahead``
+The book runs with assembly ahead off (assembled after the last chunk) and on (``scheduler.progressive_assembly``
 follows synthesis on a thread, as a cpu worker would on the ``assemble_ahead`` messages that every
 batch but the last sends; the last one's ``assemble`` encodes the last chapter), in the
 loudness scope ``--loudness-scope`` (default ``chapter``: in ``book`` scope nothing is assembled
@@ -170,8 +170,7 @@ def _one_book(
     settings: Settings, synthesizer: _TimedSynthesizer, catalog: Any, text: str, skip: bool, fmt: str,
     scope: str, workers: int, *, ahead: bool, extra: dict[str, Any] | None = None,
 ) -> _Run:
-    from scheduler import ahead as assemble_ahead
-    from scheduler import assembly, intake, planning, synthesis
+    from scheduler import assembly, intake, planning, progressive_assembly, synthesis
     from store.db import accounts
     from store.db import jobs as job_repo
     from store.db.session import make_engine, make_sessionmaker
@@ -191,7 +190,7 @@ def _one_book(
             )
             job, _ = intake.submit_job(session=session, objects=objects, account_id=account.id, spec=spec)
             job_id = job.id
-        follower = _AheadWorker(lambda: assemble_ahead.advance_job(
+        follower = _AheadWorker(lambda: progressive_assembly.advance_job(
             sessions=sessions, objects=objects, job_id=job_id, workers=workers,
             out_rate=assembly.DEFAULT_RATE, target_lufs=assembly.TARGET_LUFS,
         ))

@@ -26,8 +26,8 @@ import numpy as np
 import uvicorn
 
 from bench.engine import SENTENCES
+from facade.model_service import create_model_app
 from facade.remote_engine import RemoteEngine
-from workers.model_server import create_model_app
 
 
 @dataclass(frozen=True, slots=True)

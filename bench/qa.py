@@ -69,7 +69,7 @@ def main() -> None:
 
     def render(texts: list[str], time_scale: float) -> list[np.ndarray]:
         nonlocal synth_cpu, synth_audio
-        options = SynthesisOptions(length_scale=Controls(time_scale=time_scale, model_id=args.model).length_scale())
+        options = SynthesisOptions(length_scale=Controls(time_scale=time_scale).length_scale())
         out = []
         for text in texts:
             started = time.process_time()

@@ -15,13 +15,26 @@ from contextlib import asynccontextmanager
 import fastapi.routing
 from fastapi import Depends, FastAPI
 
-from facade import console, metrics, openapi
+from facade import console, metrics, openapi, parts
 from facade import errors as e
 from facade.deps import Services
 from facade.limits import BodyLimit
 from facade.loop_watch import LoopWatch
+from facade.parts import Needs, Part
 from facade.request_log import RequestContextMiddleware, bind_path_ids
-from facade.routes import admin, health, jobs, lexicons, openai_speech, tts, usage, utility, voices, ws
+from facade.routes import (
+    admin,
+    health,
+    job_stream,
+    jobs,
+    lexicons,
+    openai_speech,
+    tts,
+    usage,
+    utility,
+    voices,
+    ws,
+)
 
 log = logging.getLogger("lector.facade")
 
@@ -33,16 +46,68 @@ def create_app(
     body_timeout_s: float = 120.0,
     loop_stall_ms: int = 0,
 ) -> FastAPI:
-    """``services_factory`` builds the services and returns them with a close function; the body
-    cap and deadline are ``Settings.max_body_bytes`` and ``Settings.body_timeout_s``; a loop that
-    stalls ``loop_stall_ms`` (``Settings.loop_stall_ms``; 0: not watched) is logged with its stack."""
+    """The cloud API: every router. ``services_factory`` builds the services and returns them
+    with a close function; the body cap and deadline are ``Settings.max_body_bytes`` and
+    ``Settings.body_timeout_s``; a loop that stalls ``loop_stall_ms`` (``Settings.loop_stall_ms``;
+    0: not watched) is logged with its stack."""
+    return compose_app(
+        services_factory, mount_cloud_routes, needs=CLOUD_NEEDS, max_body_bytes=max_body_bytes,
+        body_timeout_s=body_timeout_s, loop_stall_ms=loop_stall_ms,
+    )
+
+
+#: What the cloud routes need of the services (``facade.parts``): checked before serving.
+CLOUD_NEEDS: Needs = {
+    "/v1/service-tts, /ws*, /v1/audio/speech and the utilities": tts.NEEDS,
+    "the usage rows every stream bills": frozenset({Part.DATABASE}),  # the self-hosted API spools instead
+    "/v1/jobs": jobs.NEEDS,
+    "/v1/jobs/{id}/stream.m3u8": job_stream.NEEDS,
+    "/admin": admin.NEEDS,
+    "/v1/usage": usage.NEEDS,
+    "/v1/lexicons": lexicons.NEEDS,
+}
+
+
+def mount_cloud_routes(app: FastAPI) -> None:
+    app.include_router(tts.router)
+    app.include_router(voices.router)
+    app.include_router(jobs.router)
+    app.include_router(job_stream.router)
+    app.include_router(ws.router)
+    app.include_router(utility.router)
+    app.include_router(admin.router)
+    app.include_router(usage.router)
+    app.include_router(lexicons.router)
+    console.install(app)
+    app.include_router(openai_speech.router)
+    app.include_router(health.router)
+
+
+def compose_app(
+    services_factory: Callable[[], tuple[Services, Callable[[], None]]],
+    mount: Callable[[FastAPI], None],
+    *,
+    needs: Needs,
+    max_body_bytes: int = 32 * 1024 * 1024,
+    body_timeout_s: float = 120.0,
+    loop_stall_ms: int = 0,
+) -> FastAPI:
+    """An API app with the routes ``mount`` adds (the cloud's, or the self-hosted service's own)
+    and what every app of the API shares: the services' lifespan and thread pools, the warm-up,
+    OpenAPI, metrics, request ids, the body cap and the one error table. ``needs``: what the
+    routes need of the services; a deployment without it does not start (``MissingParts``)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services, close = services_factory()
+        try:
+            parts.check(services, needs)  # MissingParts: the server does not start
+        except parts.MissingParts:
+            close()
+            raise
         app.state.services = services
         collector = metrics.register_job_collector(services)
-        close_pools = services.open_pools()  # every thread the API calls into starts now, before serving
+        close_pools = services.pools.open()  # every thread the API calls into starts now, before serving
         await services.offload(warm_up, services)
         warm_route_context(app)
         # Everything loaded so far (weights, catalogs, lexicons) lives as long as the process: out
@@ -67,17 +132,7 @@ def create_app(
         lifespan=lifespan,
         dependencies=[Depends(bind_path_ids)],
     )
-    app.include_router(tts.router)
-    app.include_router(voices.router)
-    app.include_router(jobs.router)
-    app.include_router(ws.router)
-    app.include_router(utility.router)
-    app.include_router(admin.router)
-    app.include_router(usage.router)
-    app.include_router(lexicons.router)
-    console.install(app)
-    app.include_router(openai_speech.router)
-    app.include_router(health.router)
+    mount(app)
     openapi.install(app)
     app.add_api_route("/metrics", metrics.metrics_endpoint, methods=["GET"], include_in_schema=False)
     app.add_middleware(metrics.MetricsMiddleware)
@@ -107,9 +162,14 @@ def warm_route_context(app: FastAPI) -> None:
 
 def warm_up(services: Services) -> None:
     """Load the default voice and run one synthesis before serving, so the first customer does
-    not pay for reading weights (about a second) in their time to first byte."""
+    not pay for reading weights (about a second) in their time to first byte. The default voice
+    is the catalog's: its default model's first voice, in that voice's own language (an
+    operator's catalog need not have the shipped one)."""
     try:
-        voice = services.catalog.resolve(None, "joe", "en")
-        services.synthesizer.synthesize(voice, ["Ready."])
-    except Exception:  # a missing default voice must not stop the API; requests will say why
+        lineup = services.catalog.voices_of(None)
+        if not lineup:
+            log.warning("warm-up skipped: the default model %s has no voice", services.catalog.default_model)
+            return
+        services.synthesizer.synthesize(lineup[0], ["Ready."])
+    except Exception:  # a broken default voice must not stop the API; requests will say why
         log.exception("warm-up synthesis failed")

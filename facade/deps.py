@@ -15,14 +15,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import anyio
 from fastapi import Depends
 from sqlalchemy.orm import Session
 from starlette.requests import HTTPConnection
 
 from facade import errors as e
-from facade.engine_pool import EnginePool
-from facade.thread_pool import ThreadPool
+from facade.serving_pools import ServingPools
 from scheduler import log_context
 from scheduler.lexicons import LexiconLimits
 from speech.synthesizer import Synthesizer
@@ -78,14 +76,7 @@ class Services:
     # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
     usage_sink: Callable[[dict[str, Any]], object] | None = None
     usage_outbox: UsageSpool | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
-    # In-process synthesis steps running at once (0: no limit beyond the thread pool's). See
-    # facade.plans.in_engine_thread for why.
-    engine_slots: int = 0
-    engine_pool: EnginePool | None = None  # made by open_pools when engine_slots > 0
-    # Blocking calls (database, object store, Redis, text normalisation) at once: Settings.blocking_threads.
-    blocking_slots: int = 16
-    blocking_pool: ThreadPool | None = None  # made by open_pools; None: anyio's shared pool
-    pool_users: int = 0  # the apps serving with these pools (open_pools)
+    pools: ServingPools = field(default_factory=ServingPools)  # the threads it serves with
     stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
     lexicon_limits: LexiconLimits = field(default_factory=LexiconLimits)  # LECTOR_LEXICON*
 
@@ -97,35 +88,7 @@ class Services:
         """``fn(*args, **kwargs)`` off the event loop, on a thread that was started before serving
         (``facade.thread_pool`` for why not anyio's pool). The context (log ids) goes along."""
         call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-        if self.blocking_pool is None:  # services used outside an app (tests, tools)
-            return await anyio.to_thread.run_sync(call)
-        return await self.blocking_pool.run(call)
-
-    def open_pools(self) -> Callable[[], None]:
-        """Start the threads the API serves with, before it serves. The returned function lets
-        them go; services shared by several apps (the self-hosted runtime's two ports) keep them
-        until the last app stops."""
-        if self.blocking_pool is None:
-            self.blocking_pool = ThreadPool(self.blocking_slots, name="blocking")
-        if self.engine_slots > 0 and self.engine_pool is None:
-            self.engine_pool = EnginePool(self.engine_slots)
-        self.pool_users += 1
-        closed = False
-
-        def close() -> None:
-            nonlocal closed
-            if closed:
-                return
-            closed = True
-            self.pool_users -= 1
-            if self.pool_users > 0:
-                return
-            for pool in (self.blocking_pool, self.engine_pool):
-                if pool is not None:
-                    pool.shutdown()
-            self.blocking_pool = self.engine_pool = None
-
-        return close
+        return await self.pools.run_blocking(call)
 
 
 async def get_services(request: HTTPConnection) -> Services:
@@ -137,8 +100,9 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 def configured(part: T | None) -> T:
-    """A part of the services a route needs (the object store, the dispatcher): a deployment
-    built without it answers 500 ``internal error``, as ``session_for`` does."""
+    """A part of the services a route needs (the object store, the dispatcher), narrowed from
+    optional. A deployment built without it does not start (``facade.parts``: the route's
+    ``NEEDS``); should a route use a part it did not declare, this answers 500 ``internal error``."""
     if part is None:
         raise e.ApiError(500, e.INTERNAL)
     return part

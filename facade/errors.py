@@ -18,7 +18,7 @@ mid-upload is one quiet log line. Messages that echo the caller's input cut it s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any
@@ -30,6 +30,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from facade import invocations_format as wire
 from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
 from store import errors as store_errors
@@ -41,11 +42,14 @@ class ApiError(Exception):
     """An answer the facade decided on: status plus the vendor API contract's exact message. ``json_body``
     asks for ``{"error": ...}`` on a router whose errors are otherwise plain text."""
 
-    def __init__(self, status: int, message: str, *, json_body: bool = False) -> None:
+    def __init__(
+        self, status: int, message: str, *, json_body: bool = False, fields: Mapping[str, object] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.json_body = json_body
+        self.fields = dict(fields or {})  # more keys of a JSON body (the model service's ``served``)
 
 
 class OpenAIError(ApiError):
@@ -85,9 +89,14 @@ FORBIDDEN = "access forbidden"
 WS_LIMIT = "Currently at websocket limit"
 INTERNAL = "internal error"
 JOB_NOT_FOUND = "job not found"
+SEGMENT_NOT_FOUND = "segment not found"
 DATABASE = "Database error"
 TEXTNORM_ENGINE = "text normalization engine error"
 BODY_TIMEOUT = "request body was not received in time"
+# The model service's own answers (its client, facade.remote_engine, reads them).
+MODEL_NOT_READY = "model not ready"
+MODEL_BODY_NOT_JSON = "body must be JSON"
+PHONEMIZE_BODY = 'body must be {"text": "...", "voice": "..." (optional)}'
 CLIENT_GONE = "client disconnected"
 
 #: Endpoints whose every failure is JSON ``{"error": ...}`` (the vendor API contract).
@@ -118,6 +127,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     speech_errors.SsmlError: (400, None),  # names the element or attribute and where it is
     speech_errors.LexiconError: (400, None),  # names the line and what is wrong
     speech_errors.UnsupportedFormat: (400, None),
+    wire.InvalidInvocation: (400, None),  # a malformed /invocations body (the model service)
     store_errors.InvalidApiKey: (401, INVALID_KEY),
     store_errors.InvalidSubscription: (401, INVALID_SUBSCRIPTION),
     store_errors.DatabaseUnavailable: (500, DATABASE),
@@ -136,6 +146,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     scheduler_errors.InvalidCast: (400, None),
     scheduler_errors.LexiconRefused: (400, None),
     scheduler_errors.TooManyJobs: (429, None),
+    scheduler_errors.SegmentNotFound: (404, SEGMENT_NOT_FOUND),  # a live playlist's, unlisted or no such name
     store_errors.LexiconNotFound: (404, None),
 }
 #: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)
@@ -180,13 +191,16 @@ def openai_error_type(status: int) -> str:
     return "invalid_request_error"
 
 
-def render(status: int, message: str, style: Style, *, param: str | None = None, code: str | None = None) -> Response:
-    """The error answer in the router's body shape."""
+def render(
+    status: int, message: str, style: Style, *, param: str | None = None, code: str | None = None,
+    fields: Mapping[str, object] | None = None,
+) -> Response:
+    """The error answer in the router's body shape (``fields``: more keys of a JSON body)."""
     if style is Style.OPENAI:
         body = {"error": {"message": message, "type": openai_error_type(status), "param": param, "code": code}}
         return JSONResponse(body, status_code=status)
     if style is Style.JSON:
-        return JSONResponse({"error": message}, status_code=status)
+        return JSONResponse({"error": message, **(fields or {})}, status_code=status)
     return PlainTextResponse(message, status_code=status, media_type="text/plain; charset=utf-8")
 
 
@@ -205,36 +219,41 @@ def to_response(exc: Exception, *, path: str = "", style: Style | None = None) -
         if isinstance(exc, OpenAIError):
             return render(status, message, style, param=exc.param, code=exc.code)
         return render(status, message, style, code=OPENAI_CODES.get(status))
-    return render(status, message, style)
+    return render(status, message, style, fields=exc.fields if isinstance(exc, ApiError) else None)
 
 
-async def handle(request: Request, exc: Exception) -> Response:
-    """Registered for ``Exception`` on the app: every error funnels through ``to_response``."""
-    return to_response(exc, path=request.url.path)
+def install(app: FastAPI, *, style: Style | None = None) -> None:
+    """Register the table's handlers on ``app``: FastAPI's JSON error handlers are replaced.
+    ``style``: every answer of the app in that shape (the model service: JSON); ``None``: by
+    path, as ``to_response`` chooses."""
 
+    async def handle(request: Request, exc: Exception) -> Response:
+        """Registered for ``Exception`` on the app: every error funnels through ``to_response``."""
+        return to_response(exc, path=request.url.path, style=style)
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own 404 and 405 (and any ``HTTPException``) in the vendor API contract's words."""
-    assert isinstance(exc, StarletteHTTPException)
-    message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
-    return to_response(ApiError(exc.status_code, message), path=request.url.path)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Starlette's own 404 and 405 (and any ``HTTPException``) in the vendor API contract's words."""
+        assert isinstance(exc, StarletteHTTPException)
+        message = {404: "not found", 405: "method not allowed"}.get(exc.status_code, str(exc.detail))
+        return to_response(ApiError(exc.status_code, message), path=request.url.path, style=style)
 
+    async def validation_error(request: Request, exc: Exception) -> Response:
+        """Query and body validation errors: ``<field>: <what is wrong>`` (``validation_message``)."""
+        assert isinstance(exc, RequestValidationError)
+        return to_response(ApiError(400, validation_message(exc)), path=request.url.path, style=style)
 
-async def _validation_error(request: Request, exc: Exception) -> Response:
-    """Query-parameter errors (bodies are parsed by hand): ``<param>: <pydantic's message>``."""
-    assert isinstance(exc, RequestValidationError)
-    first = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
-    return render(400, f"{where}: {first.get('msg', 'invalid')}", Style.PLAIN)
-
-
-def install(app: FastAPI) -> None:
-    """Register the table's handlers on ``app``: FastAPI's JSON error handlers are replaced."""
     handled: tuple[type[Exception], ...] = (ApiError, *DOMAIN_ROOTS, ClientDisconnect, Exception)
     for error_class in handled:
         app.add_exception_handler(error_class, handle)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """The first of pydantic's errors as ``<param>: <pydantic's message>``, never its raw dump."""
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "request"
+    return f"{where}: {first.get('msg', 'invalid')}"
 
 
 @contextmanager

@@ -21,7 +21,7 @@ account has no valid subscription (returned as 401, not 402 or 403)", and a self
 an operator installing a valid licence fixes it. A model the licence does not cover is different:
 the credential and the subscription are valid but may not use that resource, which is the vendor API contract's
 **403 ``access forbidden``**; the gate expresses that through ``Principal.allowed_models``, so
-``facade.plans.resolve`` raises it like any other account restriction.
+``facade.request_resolution.resolve`` raises it like any other account restriction.
 
 Online checks (``LECTOR_LICENSE_URL``) can only take a licence away, never grant one: the
 signature is what makes a licence valid. When the endpoint is unreachable the last verdict stands

@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator, Iterator
 import anyio
 
 from facade.deps import Principal, Services
-from facade.plans import Plan, in_engine_thread
+from facade.request_resolution import ResolvedRequest, in_engine_thread
 from facade.usage import close_quietly, record
 from facade.validation import SynthesisRequest
 from speech.audio import AudioFormat
@@ -40,7 +40,7 @@ class MeteredSynthesis:
         services: Services,
         principal: Principal,
         req: SynthesisRequest,
-        plan: Plan,
+        plan: ResolvedRequest,
         *,
         rate: int,
         transport: str,

@@ -45,8 +45,9 @@ class ModelRoutes:
 
     def route(self, voice: Any, controls: Controls) -> str:
         """For ``RemoteSynthesizer``: the voice's language is the request's (the catalog refuses
-        a ``lang`` the speaker does not speak), and ``controls.model_id`` the serving model."""
-        return self.url_for(controls.model_id, getattr(voice, "lang", None))
+        a ``lang`` the speaker does not speak), and ``controls.route`` the serving model
+        (``facade.vendor_controls.controls_for``)."""
+        return self.url_for(controls.route, getattr(voice, "lang", None))
 
     def urls(self) -> list[str]:
         """Every configured model service, each once (for ``/health``)."""

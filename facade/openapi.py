@@ -1,8 +1,10 @@
-"""What ``/openapi.json`` says about the routes that parse their bodies by hand.
+"""What ``/openapi.json`` says about the routes that read their bodies themselves.
 
-The synthesis and job routes read the raw body themselves, because the vendor API contract's exact plain-text
+The synthesis routes parse the raw body by hand, because the vendor API contract's exact plain-text
 errors ("payload must be an object", "text must be a string", ...) cannot come out of FastAPI's
-model validation. So FastAPI sees no request model there; this module adds the schemas, the
+model validation; the job route reads JSON or a multipart form, the vendor's fields by the same
+hand parser and its own options by a pydantic model (``facade.job_request``), whose schema is
+generated here. So FastAPI sees no request model there; this module adds the schemas, the
 media types each route answers with, the vendor API contract's error statuses, and the WebSockets (which
 OpenAPI cannot describe) as an ``x-websockets`` extension. One place, applied once per app.
 """
@@ -14,6 +16,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from facade import job_request
 from speech.audio import DEPRECATED_ALIASES, supported_accept_list
 
 _MODELS = ["coda", "mistv3", "mistv2", "mist", "arcana"]
@@ -41,25 +44,23 @@ SYNTHESIS_REQUEST: dict[str, Any] = {
     },
 }
 
-JOB_REQUEST: dict[str, Any] = {
-    "type": "object",
-    "required": ["speaker"],
-    "properties": {
-        **{k: v for k, v in SYNTHESIS_REQUEST["properties"].items() if k != "text"},
-        "text": {"type": "string", "minLength": 1, "maxLength": 2_000_000},
-        "format": {"type": "string", "enum": ["mp3", "opus", "wav", "m4b", "flac"], "default": "wav"},
-        "webhookUrl": {"type": "string", "format": "uri"},
-        "title": {"type": "string"},
-        "author": {"type": "string"},
-        "chapters": {"type": "array", "items": {"type": "object"},
-                     "description": "[{title, start}] into text, or [{title, text}] instead of text"},
-        "skipFrontMatter": {"type": "boolean", "default": False},
-        "pauses": {"type": "object", "properties": {k: {"type": "integer", "minimum": 0, "maximum": 10000}
-                                                    for k in ("sentence", "paragraph", "chapter")}},
-        "loudness": {"type": "number", "minimum": -30, "maximum": -12, "default": -19,
-                     "description": "integrated loudness of the book, LUFS (true peak stays under -3 dBFS)"},
-    },
-}
+
+
+def job_request_schema() -> dict[str, Any]:
+    """``/v1/jobs``' body: the vendor's synthesis fields (above, hand-parsed there too) and the
+    job's own options as ``facade.job_request.JobRequest`` declares them (generated)."""
+    options = job_request.schema()
+    return {
+        "type": "object",
+        "required": ["speaker"],
+        "description": options.get("description", ""),
+        "properties": {
+            **{k: v for k, v in SYNTHESIS_REQUEST["properties"].items() if k != "text"},
+            "text": {"type": "string", "minLength": 1, "maxLength": 2_000_000},
+            **options["properties"],
+        },
+    }
+
 
 TEXT_REQUEST: dict[str, Any] = {
     "type": "object",
@@ -99,7 +100,7 @@ _BODIES: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {
     ("/v1/service-tts", "post"): (SYNTHESIS_REQUEST, {"200": {"description": "audio, streamed",
                                                              "content": _audio_content()},
                                                      **_errors(400, 401, 403, 406, 500)}),
-    ("/v1/jobs", "post"): (JOB_REQUEST, {"202": {"description": "queued: {id, status}"},
+    ("/v1/jobs", "post"): (job_request_schema(), {"202": {"description": "queued: {id, status}"},
                                          **_errors(400, 401, 403, 409)}),
     ("/oov", "post"): (TEXT_REQUEST, _errors(400, 401)),
     ("/textnorm", "post"): (TEXT_REQUEST, _errors(400, 401, 502, json_errors=True)),
@@ -119,7 +120,13 @@ def install(app: FastAPI) -> None:
             operation = spec["paths"].get(path, {}).get(method)
             if operation is None:
                 continue
-            operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}}}
+            content: dict[str, Any] = {"application/json": {"schema": schema}}
+            if path == "/v1/jobs":  # or the book as a file, every other field a form field (facade.job_form)
+                form = {**schema, "required": []}
+                form["properties"] = {**schema["properties"], "file": {"type": "string", "format": "binary"},
+                                      "cover": {"type": "string", "format": "binary"}}
+                content["multipart/form-data"] = {"schema": form}
+            operation["requestBody"] = {"required": True, "content": content}
             operation["responses"] = {**operation.get("responses", {}), **responses}
             operation["responses"].pop("422", None)  # FastAPI's validation answer is never sent here
         spec["x-websockets"] = WEBSOCKETS

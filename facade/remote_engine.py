@@ -2,7 +2,7 @@
 
 The facade, cloud or self-hosted, runs the same code whether the voice is in-process or in a
 model service: ``RemoteEngine`` meets the ``speech`` Engine protocol and speaks the wire format of
-``speech.wire``.
+``facade.invocations_format``.
 
 Failing fast matters more than anything else here: a model service that is down must turn a
 synthesis into a 500 ``internal error`` within about a second, not a hung request. So the
@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from speech import wire
+from facade import invocations_format as wire
 from speech.engines.base import Engine
 from speech.errors import EngineError, VoiceNotFound
 from speech.synthesizer import Controls, Synthesizer
@@ -171,7 +171,7 @@ class RemoteSynthesizer(Synthesizer):
     """A ``Synthesizer`` whose engines are model services, one ``RemoteEngine`` per (url, voice).
 
     ``route(voice, controls)`` picks the model service: ``MODEL_URL``, or for ``arcana`` the one of
-    the voice's language (``controls.model_id`` is the model that serves the request, which is
+    the voice's language (``controls.route`` is the model that serves the request, which is
     how a voice shared by several lineups still reaches the right container). ``voice_name``
     gives the name sent in requests (default: the voice's ``speaker``).
 

@@ -21,16 +21,17 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from facade import errors as e
-from facade.app import create_app
+from facade.app import compose_app
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.metered import MeteredSynthesis, encoded_whole
-from facade.plans import Plan, default_rate, resolve
+from facade.parts import Part
+from facade.request_resolution import ResolvedRequest, default_rate, resolve
 from facade.routes import ws
 from facade.routes.tts import audio_stream
 from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime
@@ -45,6 +46,7 @@ from speech.audio import (
 )
 
 ENDPOINT = "self-hosted"
+SELF_HOSTED_NEEDS: Final = frozenset({Part.AUTHENTICATOR})  # no database, store or queue here
 JSON_OUTPUT_FORMATS = JSON_VARIANT_FORMATS | {AudioFormat.PCM}
 DEFAULT_JSON_FORMAT = "wav"
 
@@ -71,7 +73,7 @@ async def synthesize(request: Request, services: ServicesDep, principal: Princip
     return await json_audio(services, principal, req, plan)
 
 
-async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
+async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
     """``{"audioContent": {"model_output": "<base64>"}}``: the whole audio, once synthesized."""
     fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
@@ -105,12 +107,6 @@ def _services_factory(runtime: SelfHostedRuntime) -> Callable[[], tuple[Services
     return factory
 
 
-def _bare(app: FastAPI) -> FastAPI:
-    """``create_app`` mounts the cloud routers; the self-hosted apps keep only their own."""
-    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "").startswith(("/openapi", "/docs", "/redoc", "/metrics"))]
-    return app
-
-
 def create_selfhosted_app(
     config: SelfHostedConfig,
     *,
@@ -119,9 +115,13 @@ def create_selfhosted_app(
 ) -> FastAPI:
     """The HTTP app (:8000). Its ``state.runtime`` is what ``create_selfhosted_ws_app`` takes."""
     runtime = runtime or SelfHostedRuntime(config, catalog_factory=catalog_factory)
-    app = _bare(create_app(_services_factory(runtime)))
-    app.include_router(router)
-    app.include_router(health_router(runtime))
+    health = health_router(runtime)
+
+    def mount(app: FastAPI) -> None:
+        app.include_router(router)
+        app.include_router(health)
+
+    app = compose_app(_services_factory(runtime), mount, needs={"/": SELF_HOSTED_NEEDS})
     app.state.runtime = runtime
     return app
 
@@ -131,8 +131,8 @@ def create_selfhosted_ws_app(runtime: SelfHostedRuntime) -> FastAPI:
 
     ``/ws3`` is the vendor API contract's JSON WebSocket; ``/ws`` and ``/ws2`` come with the router and cost
     nothing, so they stay for clients that use them."""
-    app = _bare(create_app(_services_factory(runtime)))
-    app.include_router(ws.router)
+    app = compose_app(_services_factory(runtime), lambda app: app.include_router(ws.router),
+                      needs={"/ws3": SELF_HOSTED_NEEDS})
     app.state.runtime = runtime
     return app
 

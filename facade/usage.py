@@ -25,7 +25,7 @@ from typing import Any
 
 from facade.billing_metric import CHARACTERS_BILLED
 from facade.deps import Principal, Services
-from facade.plans import Plan
+from facade.request_resolution import ResolvedRequest
 from facade.usage_spool import DeadLetters
 from facade.validation import SynthesisRequest
 from speech.billing import billed_characters
@@ -58,7 +58,7 @@ def record(
     services: Services,
     principal: Principal,
     req: SynthesisRequest,
-    plan: Plan,
+    plan: ResolvedRequest,
     stats: StreamStats,
     *,
     transport: str,

@@ -24,7 +24,7 @@ RATE_MIN, RATE_MAX = 4000, 96000
 RATE_RANGE = f"samplingRate must be between {RATE_MIN} and {RATE_MAX}"
 SSML_MARKUP_FACTOR = 10
 """An SSML document may be this many times the text limit: the limit applies to what is spoken
-(``facade.plans.resolve`` checks it), and markup must not eat it."""
+(``facade.request_resolution.resolve`` checks it), and markup must not eat it."""
 TEXT_TYPES = ("text", "ssml")
 
 

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from facade.app import create_app
 from facade.auth import db_authenticator
 from facade.deps import Services
+from facade.serving_pools import ServingPools
 from facade.usage_spool import DeadLetters, UsageSpool
 from lector.settings import Settings
 from lector.wiring import (
@@ -58,8 +59,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=outbox,
-        engine_slots=engine_slots_for(settings),
-        blocking_slots=settings.blocking_threads,
+        pools=ServingPools(blocking_slots=settings.blocking_threads, engine_slots=engine_slots_for(settings)),
         stall_after_s=settings.stall_after_s,
         lexicon_limits=LexiconLimits(
             per_account=settings.lexicons_per_account, max_bytes=settings.lexicon_max_bytes,

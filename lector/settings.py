@@ -182,6 +182,10 @@ class Settings(_Checked):
     assembly_ahead: bool = Field(
         True, description="books in chapter loudness scope are measured and encoded on the cpu queue while synthesis runs"
     )
+    live_playlist: bool = Field(
+        True, description="a running job's done chunks become HLS segments on the cpu queue "
+        "(`/v1/jobs/{id}/stream.m3u8`: listen while it renders)",
+    )
     # The cancel check runs between engine calls. 1,500 suits a CPU; a GPU wants far larger calls
     # (measured on an H100: 1,000x realtime at 1,500, 1,500-1,900x at 20,000).
     synth_group_chars: int = Field(1500, gt=0, description="characters per engine call in a synthesize task (GPU: 20000)")

@@ -124,7 +124,7 @@ GROUPS: list[tuple[str, list[str]]] = [
                    "model_window_ms", "model_max_batch", "model_url", "model_connect_timeout_s",
                    "model_read_timeout_s", "model_voice", "model_voice_file", "worker_metrics_port"]),
     ("Book jobs", ["max_job_chars", "max_active_jobs", "job_batch_chars", "synth_group_chars", "job_batch_window", "assembly_workers",
-                   "assembly_ahead", "visibility_timeout_s", "stall_after_s", "webhook_timeout_s",
+                   "assembly_ahead", "live_playlist", "visibility_timeout_s", "stall_after_s", "webhook_timeout_s",
                    "webhook_allow_private", "retention_days"]),
     ("Self-hosted mode (`lector serve --self-hosted`)", [
         "ws_port", "api_keys", "api_keys_file", "license", "license_file", "license_public_key", "license_url",

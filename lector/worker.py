@@ -31,6 +31,7 @@ def task_config(settings: Settings) -> TaskConfig:
         synth_group_chars=settings.synth_group_chars,
         assembly_workers=settings.assembly_workers,
         assembly_ahead=settings.assembly_ahead,
+        live_playlist=settings.live_playlist,
         presign_seconds=settings.s3_presign_seconds,
         webhook_allow_private=settings.webhook_allow_private,
         webhook_timeout_s=settings.webhook_timeout_s,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO
 
-from scheduler import acx, ahead, conformance, measuring, parallel, subtitles
+from scheduler import acx, conformance, measuring, parallel, progressive_assembly, subtitles
 from scheduler.audiobook import audiobook_tags
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
@@ -231,12 +231,12 @@ def render(
             elif chapter_scope:  # mostly done while synthesis ran
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="assemble-timings") as pool:
                     timings = pool.submit(_write_timings, objects, job_id, timeline, timing, params)
-                    book = ahead.Book(job_id, layout, timeline, fmt, out_rate, target)
-                    written = ahead.finish(objects, book, audio, metadata=metadata, workers=workers)
+                    book = progressive_assembly.Book(job_id, layout, timeline, fmt, out_rate, target)
+                    written = progressive_assembly.finish(objects, book, audio, metadata=metadata, workers=workers)
                     timings.result()
                 _conform(
-                    job_id, layout, timeline, lambda: ahead.levels(objects, book), audio, target,
-                    lambda levels: ahead.render_again(objects, book, levels, audio, metadata=metadata, workers=workers),
+                    job_id, layout, timeline, lambda: progressive_assembly.levels(objects, book), audio, target,
+                    lambda levels: progressive_assembly.render_again(objects, book, levels, audio, metadata=metadata, workers=workers),
                     fmt=fmt, chapter_scope=True,
                 )
             else:
@@ -301,7 +301,7 @@ def _conform(
 ) -> None:
     """Decode the file just written and render it again while its loudness or peak misses
     (``scheduler.conformance``); ``rendered_with`` gives the levels the file was rendered with."""
-    parts = conformance.spans(layout, timeline, chapter_scope=chapter_scope, chapters=ahead.chapter_spans(layout))
+    parts = conformance.spans(layout, timeline, chapter_scope=chapter_scope, chapters=progressive_assembly.chapter_spans(layout))
     corrector = conformance.Corrector(fmt, target, parts)
     levels: Measured | None = None
     for attempt in range(1, conformance.MAX_RENDERS + 1):

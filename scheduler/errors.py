@@ -5,7 +5,8 @@
     ├── SourceError           an upload that is not the book it claims to be (a broken EPUB)
     ├── InvalidChapters       chapters given with a job that do not fit its text
     ├── InvalidCast           a job's cast that is not narrator, characters and dialogue voices
-    └── LexiconRefused        a lexicon name, size or count over the operator's limits
+    ├── LexiconRefused        a lexicon name, size or count over the operator's limits
+    └── SegmentNotFound       a live playlist's segment that is not listed (yet)
 
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
@@ -47,6 +48,10 @@ class TooManyJobs(SchedulerError):
 
 class LexiconRefused(SchedulerError):
     """A lexicon or a request's list of lexicons breaks a rule or a limit (the message is the client's)."""
+
+
+class SegmentNotFound(SchedulerError):
+    """A name that is no segment of the job's live playlist, or one not listed yet."""
 
 
 # What a customer reads in a failed job's ``error`` (the API and the webhook): a short list of

@@ -70,7 +70,7 @@ class JobParams:
     lang: str
     sampling_rate: int | None = None  # None: the assembly's rate (``assembly.DEFAULT_RATE``)
     time_scale: float = 1.0
-    speed_alpha: float | None = None
+    speed_alpha: float | None = None  # a rate, above 1.0 faster: the facade turns mistv2's length factor into one
     format: str = "wav"
     webhook_url: str | None = None
     title: str | None = None
@@ -80,7 +80,7 @@ class JobParams:
     chapters: list[GivenChapter] | None = None  # else detected
     pauses: dict[str, int] | None = None  # {"sentence", "paragraph", "chapter"}: milliseconds
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
-    loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.ahead); None: the book
+    loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.progressive_assembly); None: the book
     lexicons: list[LexiconPin] | None = None  # pinned at intake (scheduler.lexicons.for_request)
     delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) cut from a WAV master
     cast: StoredCast | None = None  # checked by scheduler.casting.check_cast

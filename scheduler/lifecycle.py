@@ -22,12 +22,25 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
-from scheduler import ahead, assembly, delivery, intake, parallel, planning, qa, reaper, synthesis, webhooks
+from scheduler import (
+    assembly,
+    delivery,
+    hls,
+    intake,
+    parallel,
+    planning,
+    progressive_assembly,
+    qa,
+    reaper,
+    synthesis,
+    webhooks,
+)
 from scheduler.errors import job_error
 from scheduler.job_params import JobParams
 from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_ASSEMBLE_AHEAD,
+    TASK_HLS,
     TASK_PLAN,
     TASK_QA_CHECK,
     TASK_QA_REDO,
@@ -153,11 +166,24 @@ def synthesize(
     group_chars: int,
     on_billed: Callable[[str, int], None] | None = None,
     assemble_ahead: bool = False,
+    live: bool = False,
+    send: Callable[[list[Message]], None] | None = None,
 ) -> Step[int]:
     """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
     batch nobody has been given yet (fairness: a job keeps only a few batches queued) and, with
-    ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.ahead``).
-    ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
+    ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.progressive_assembly``). With
+    ``live``, the live playlist's segment maker (``scheduler.hls``) follows the chunks stored:
+    through ``send`` after each engine call's commit (a batch holds several), else once after
+    the batch. ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
+    listen = [Message(TASK_HLS, (str(job_id),))]
+
+    def stored() -> None:
+        assert send is not None
+        try:
+            send(listen)
+        except Exception:  # noqa: BLE001 - listening must never fail synthesis; assembly sends it again
+            log.warning("job %s: the live playlist's maker could not be sent", job_id, exc_info=True)
+
     result = synthesis.synthesize_batch(
         sessions=sessions,
         objects=objects,
@@ -166,6 +192,7 @@ def synthesize(
         job_id=job_id,
         indices=indices,
         group_chars=group_chars,
+        on_stored=stored if live and send is not None else None,
     )
     if on_billed is not None and result.billed:
         on_billed(result.model, result.billed)
@@ -174,7 +201,10 @@ def synthesize(
         with sessions() as session:
             following = planning.next_batches(session=session, objects=objects, job_id=job_id)
     return Step(
-        result.synthesized, after_batch(job_id, result, following, assemble_ahead=assemble_ahead, indices=indices)
+        result.synthesized,
+        after_batch(
+            job_id, result, following, assemble_ahead=assemble_ahead, indices=indices, live=live and send is None
+        ),
     )
 
 
@@ -185,6 +215,15 @@ def after_batch(
     *,
     assemble_ahead: bool = False,
     indices: list[int] | None = None,
+    live: bool = False,
+) -> list[Message]:
+    listen = [Message(TASK_HLS, (str(job_id),))] if live and result.synthesized and not result.canceled else []
+    return _next_steps(job_id, result, following, assemble_ahead=assemble_ahead, indices=indices) + listen
+
+
+def _next_steps(
+    job_id: uuid.UUID, result: synthesis.BatchResult, following: list[list[int]], *, assemble_ahead: bool,
+    indices: list[int] | None,
 ) -> list[Message]:
     if result.qa and not result.canceled:
         # The check hears this batch on the cpu queue; its last verdict sends the job to assembly.
@@ -224,10 +263,21 @@ def qa_redo(*, sessions: SessionFactory, objects: ObjectStore, synthesizer: Batc
     return Step(len(done), [Message(TASK_QA_CHECK, (str(job_id), indices, 2))])
 
 
-def assemble(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None) -> Step[bool]:
-    """Join the chunks into the book; the call that moved the job to ``succeeded`` announces it."""
+def assemble(
+    *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, workers: int | None, live: bool = False
+) -> Step[bool]:
+    """Join the chunks into the book; the call that moved the job to ``succeeded`` announces it
+    and, with ``live``, has the live playlist finished (a resumed job's last batch may have run
+    before a restart, and the maker does nothing when it is complete)."""
     done = assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id, workers=workers)
-    return Step(done, [announce(job_id)] if done else [])
+    listen = [Message(TASK_HLS, (str(job_id),))] if done and live else []
+    return Step(done, [announce(job_id)] + listen if done else [])
+
+
+def hls_segments(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> Step[int]:
+    """The live playlist's segments that the done chunks allow (``scheduler.hls``); no
+    transition, nothing to send."""
+    return Step(hls.advance_stream(sessions=sessions, objects=objects, job_id=job_id))
 
 
 def assemble_ahead(
@@ -235,7 +285,7 @@ def assemble_ahead(
 ) -> Step[int]:
     """Assembly's share that a running job's done chunks allow (chapter scope): no transition,
     nothing to send; the last batch's ``assemble`` finds this work stored and does the rest."""
-    measured = ahead.advance_job(
+    measured = progressive_assembly.advance_job(
         sessions=sessions, objects=objects, job_id=job_id, workers=workers or parallel.default_workers(),
         out_rate=assembly.DEFAULT_RATE, target_lufs=assembly.TARGET_LUFS,
     )

@@ -95,7 +95,7 @@ def job_prefix(job_id: uuid.UUID | str) -> str:
 
 
 def ahead_loudness_key(job_id: uuid.UUID | str, index: int) -> str:
-    """A chunk's loudness, measured while the book is still being synthesized (``scheduler.ahead``)."""
+    """A chunk's loudness, measured while the book is still being synthesized (``scheduler.progressive_assembly``)."""
     return f"jobs/{job_id}/ahead/loudness/{index:06d}.json"
 
 
@@ -117,3 +117,17 @@ def ahead_segment_key(job_id: uuid.UUID | str, first: int, stop: int, rate: int,
 def compliance_key(job_id: uuid.UUID | str) -> str:
     """A delivery job's compliance report (``scheduler.acx``)."""
     return f"jobs/{job_id}/compliance.json"
+
+
+def hls_index_key(job_id: uuid.UUID | str) -> str:
+    """The live playlist's state: the segments made so far, where each starts, the chapters
+    (``scheduler.hls``)."""
+    return f"jobs/{job_id}/hls/index.json"
+
+
+def hls_init_key(job_id: uuid.UUID | str) -> str:
+    return f"jobs/{job_id}/hls/init.mp4"
+
+
+def hls_segment_key(job_id: uuid.UUID | str, number: int) -> str:
+    return f"jobs/{job_id}/hls/{number:06d}.m4s"

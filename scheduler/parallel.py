@@ -29,7 +29,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 THREADS_UP_TO: Final = 1
 #: The pool's processes yield to synthesis where they share cores with it (``lector run``, a
-#: small host): a book assembled ahead (``scheduler.ahead``) then takes idle cycles, not the
+#: small host): a book assembled ahead (``scheduler.progressive_assembly``) then takes idle cycles, not the
 #: engine's. Alone on its cores a niced process runs as fast as any.
 NICE: Final = 5
 #: Imported once in the forkserver, so a child starts with them loaded.

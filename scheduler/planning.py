@@ -193,7 +193,7 @@ def batches(
 
     ``window`` (characters): sort by length only within consecutive stretches of the book this
     long, handed out in book order, so that the book is done from its start on while synthesis
-    runs and assembly can follow it (``scheduler.ahead``); a stretch of a few batches still
+    runs and assembly can follow it (``scheduler.progressive_assembly``); a stretch of a few batches still
     groups similar lengths (a padded forward pass wastes little). None: the whole book at once.
     ``voices`` (a cast's voice of each chunk): a batch holds one voice, as one forward pass does."""
     if window is not None:

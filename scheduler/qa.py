@@ -152,8 +152,7 @@ def redo_chunks(
     voice = catalog.resolve(params.model_id, params.speaker, params.lang)
     controls = Controls(
         time_scale=(params.time_scale or 1.0) * REDO_SLOWER,
-        speed_alpha=params.speed_alpha,
-        model_id=params.model_id,
+        speed=params.speed_alpha,  # stored as a rate (facade.vendor_controls)
     )
     # A cast book's chunk is read again by its own voice, brought to the book's rate as before.
     cast = Cast.from_params(params)

@@ -35,6 +35,7 @@ TASK_REAP: Final = "lector.reap"
 TASK_EXPIRE: Final = "lector.expire"
 TASK_QA_CHECK: Final = "lector.qa_check"
 TASK_QA_REDO: Final = "lector.qa_redo"
+TASK_HLS: Final = "lector.hls_segments"
 
 QUEUE_CPU: Final = "cpu"
 QUEUE_SYNTH: Final = "synth"
@@ -49,6 +50,7 @@ ROUTES: Final[dict[str, str]] = {
     TASK_EXPIRE: QUEUE_CPU,
     TASK_QA_CHECK: QUEUE_CPU,  # speech recognition: never in the synth worker's way
     TASK_QA_REDO: QUEUE_SYNTH,  # a second rendering needs the engine
+    TASK_HLS: QUEUE_CPU,  # AAC encoding for the live playlist: never in the synth worker's way
 }
 EXPIRE_EVERY_S: Final = 3600.0
 #: Seconds between AMQP heartbeats: RabbitMQ drops a silent connection (and requeues what it held)

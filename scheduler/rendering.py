@@ -129,7 +129,7 @@ def progressive_segments(
 ) -> list[Segment]:
     """Segments that can be cut while the book is still being synthesized: every cut depends only
     on the chunks before it, so the segments a prefix of the book gives are the segments the whole
-    book gives (``scheduler.ahead`` encodes them as they are ready). A cut goes where a chunk in
+    book gives (``scheduler.progressive_assembly`` encodes them as they are ready). A cut goes where a chunk in
     ``breaks`` starts (a chapter: its gain differs in chapter scope), or at the first long pause
     after ``TARGET_SEGMENT_S``, wherever the pause leaves room for the join. ``closed``: the
     timeline is the whole book, so its last segment ends with it; else the open tail is left out."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from itertools import repeat
@@ -26,10 +26,10 @@ from scheduler.job_ssml import Step, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
+from speech.stream_steps import StreamStep, plan_segments, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.pls import PronunciationLexicon
 from speech.types import AudioChunk
-from speech.units import StreamStep, plan_request, plan_segments
 from speech.voices.catalog import VoiceCatalog
 from speech.voices.entries import Voice
 from store.db import jobs as job_repo
@@ -49,7 +49,7 @@ class BatchResult:
     canceled: bool = False
     billed: int = 0  # characters those chunks billed (their usage rows)
     model: str = ""  # the job's model, what they were billed under
-    chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.ahead)
+    chapter_scope: bool = False  # the job's loudness is per chapter: assembly can follow (scheduler.progressive_assembly)
     qa: bool = False  # the job asked for the speech-recognition check (scheduler.qa) before assembly
 
 
@@ -171,7 +171,7 @@ class Rendered:
 def chunk_units(text: str, steps: list[Step] | None, lang: str, normalize_text: bool, lexicons: list[PronunciationLexicon]) -> list[StreamStep]:
     """A chunk's units: its text's, or for an SSML job its steps' (rate, volume, language, marks)."""
     if steps is None:
-        return plan_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units
+        return steps_for_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units
     return plan_segments(segments_of(steps), lang, lexicons=lexicons, normalize_text=normalize_text)
 
 
@@ -218,7 +218,10 @@ def synthesize_batch(
     job_id: uuid.UUID,
     indices: list[int],
     group_chars: int,
+    on_stored: Callable[[], None] | None = None,
 ) -> BatchResult:
+    """``on_stored()`` is called after each engine call's chunks are committed done (the live
+    playlist's maker can follow a batch group by group, not batch by batch)."""
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.is_terminal:
@@ -236,8 +239,7 @@ def synthesize_batch(
     book_rate = synthesizer.engine(narrator).sample_rate  # a cast's voices all come to the narrator's rate
     controls = Controls(
         time_scale=params.time_scale or 1.0,
-        speed_alpha=params.speed_alpha,
-        model_id=params.model_id,
+        speed=params.speed_alpha,  # stored as a rate (facade.vendor_controls)
     )
     lang = params.lang
     normalize_text = params.normalize
@@ -288,6 +290,8 @@ def synthesize_batch(
             )
             produced += len(marked)
             billed += sum(billed_per_chunk[i] for i in marked)
+        if marked and on_stored is not None:
+            on_stored()
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING

@@ -15,7 +15,7 @@ input kind; each group is one call and counts as one batch. Voice names that sha
 (one loaded weights file) share its groups. ``window_ms=0`` with ``max_batch=1`` turns batching
 off.
 
-Shared by the model service (``workers.model_server``, requests on its event loop) and the
+Shared by the model service (``facade.model_service``, requests on its event loop) and the
 in-process engines of a GPU host (``speech.batched_engine``, calls from request threads), so
 that both batch alike: one batcher, not two copies.
 """

@@ -12,7 +12,7 @@
     │   ├── SsmlError            SSML lector does not support or cannot read (names it, and where)
     │   └── LexiconError         a PLS lexicon that is malformed (names the line and the fault)
     ├── PhonemizerError          eSpeak NG failed or is unavailable
-    ├── WireError                (speech.wire) a model-service request or frame stream out of format
+    ├── WireError                (facade.invocations_format: an adapter's, rooted here for the one table) a model-service request or reply out of format
     ├── EngineError              inference failed (torch or weight loading)
     │   └── WeightsError         voice weights missing or not in the expected shape
     ├── RecognizerError          the speech-recognition check cannot run (speech.asr)

@@ -19,7 +19,7 @@ from speech.types import AudioChunk, WordTiming
 
 if TYPE_CHECKING:
     from speech.voices.entries import Voice
-from speech.units import StreamStep
+from speech.stream_steps import StreamStep
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """Text in, audio chunks out: the one path every transport and the batch engine share.
 
 Owns the engines (one per voice, loaded on first use and kept), the text front-end steps, and
-the mapping of the vendor's speed controls onto the engine's length scale. Callers resolve the
+the mapping of a rate and a length factor onto the engine's length scale. Callers resolve the
 voice through the catalog first, so an unknown voice is an error, never a silent fallback.
 """
 
@@ -23,7 +23,7 @@ from speech.text.kana import to_kana
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
 
 if TYPE_CHECKING:  # both import this module
-    from speech.units import StreamStep
+    from speech.stream_steps import StreamStep
     from speech.voices.entries import Voice
 
 EngineLoader = Callable[["Voice"], Engine]
@@ -31,17 +31,19 @@ EngineLoader = Callable[["Voice"], Engine]
 
 @dataclass(frozen=True, slots=True)
 class Controls:
-    """The vendor's request controls, already validated and clamped by the caller."""
+    """How fast to speak, already validated and clamped by the caller. What a vendor's controls
+    mean for each of its models is the caller's rule (``facade.vendor_controls``), not the core's."""
 
-    time_scale: float = 1.0  # timeScaleFactor: >1 slower
-    speed_alpha: float | None = None  # speedAlpha
-    model_id: str = "mistv3"
+    time_scale: float = 1.0  # a length factor: above 1.0 slower
+    speed: float | None = None  # a rate: above 1.0 faster; None: the voice's own
+    route: str | None = None
+    """Opaque here: which backend a synthesizer that has several sends the request to (the
+    facade's remote synthesizer keys its model services by it); the core never reads it."""
 
     def length_scale(self, base: float = 1.0) -> float:
         scale = base * self.time_scale
-        if self.speed_alpha:
-            # mistv2: below 1.0 is faster (a length factor); mistv3/coda: above 1.0 is faster.
-            scale *= self.speed_alpha if self.model_id == "mistv2" else 1.0 / self.speed_alpha
+        if self.speed:
+            scale /= self.speed
         return scale
 
 
@@ -152,7 +154,7 @@ class Synthesizer:
                 yield from self.synthesize(voice, [sentence], controls)
 
     def render(self, voice: Voice, unit: StreamStep, controls: Controls) -> AudioChunk:
-        """One stream unit (see ``speech.units``): a sentence, a pause, raw phonemes or a mark,
+        """One stream unit (see ``speech.stream_steps``): a sentence, a pause, raw phonemes or a mark,
         in the unit's own voice when SSML switched it, at its rate and level."""
         voice = unit.voice or voice
         engine = self.engine(voice)
@@ -161,7 +163,7 @@ class Synthesizer:
             marks = [WordTiming(unit.mark, 0.0, 0.0)] if unit.mark else []
             return AudioChunk(silence, engine.sample_rate, "", marks)
         if unit.speed is not None:
-            controls = replace(controls, speed_alpha=unit.speed)
+            controls = replace(controls, speed=unit.speed)
         if unit.rate:
             controls = replace(controls, time_scale=controls.time_scale / unit.rate)
         if unit.phonemes:

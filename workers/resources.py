@@ -29,6 +29,7 @@ class TaskConfig:
     synth_group_chars: int
     assembly_workers: int  # 0: every core
     assembly_ahead: bool  # chapter-scope books are assembled on the cpu queue while synthesized
+    live_playlist: bool  # done chunks become HLS segments on the cpu queue (scheduler.hls)
     presign_seconds: int
     webhook_allow_private: bool
     webhook_timeout_s: float

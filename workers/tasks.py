@@ -24,6 +24,7 @@ from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_ASSEMBLE_AHEAD,
     TASK_EXPIRE,
+    TASK_HLS,
     TASK_PLAN,
     TASK_QA_CHECK,
     TASK_QA_REDO,
@@ -66,8 +67,9 @@ def register(app: Celery, resources: Callable[[], Resources]) -> None:
     )
     for name, body in job_tasks:
         app.task(name=name, base=JobTask, **RETRY)(body)
+    # The live playlist is not the job: its failure is logged, and never fails the job.
     other_tasks: tuple[tuple[str, Callable[..., Any]], ...] = (
-        (TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire),
+        (TASK_WEBHOOK, deliver_webhook), (TASK_REAP, reap), (TASK_EXPIRE, expire), (TASK_HLS, hls_segments),
     )
     for name, body in other_tasks:
         app.task(name=name, **RETRY)(body)
@@ -111,7 +113,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
         job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
         on_billed=res.on_billed,
-        assemble_ahead=res.config.assembly_ahead,
+        assemble_ahead=res.config.assembly_ahead, live=res.config.live_playlist, send=res.dispatcher.send_all,
     ))
 
 
@@ -130,13 +132,20 @@ def qa_redo(job_id: str, indices: list[int]) -> int:
 def assemble(job_id: str) -> bool:
     res = _res()
     return _run(lifecycle.assemble(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
-                                   workers=res.config.assembly_workers or None))
+                                   workers=res.config.assembly_workers or None, live=res.config.live_playlist))
 
 
 def assemble_ahead(job_id: str) -> int:
     res = _res()
     return _run(lifecycle.assemble_ahead(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
                                          workers=res.config.assembly_workers or None))
+
+
+def hls_segments(job_id: str) -> int:
+    res = _res()
+    if not res.config.live_playlist:
+        return 0  # sent before the setting changed
+    return _run(lifecycle.hls_segments(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id)))
 
 
 def deliver_webhook(job_id: str, attempt: int = 1) -> bool:

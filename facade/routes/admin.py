@@ -14,13 +14,14 @@ import hmac
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
 from facade import errors as e
 from facade.deps import Services, ServicesDep, bearer_key, session_for
+from facade.parts import Part
 from facade.report_query import instant as _instant
 from facade.report_query import report_window
 from facade.report_query import wants_csv as _wants_csv
@@ -49,6 +50,7 @@ def require_admin(request: Request, services: ServicesDep) -> None:
 
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(require_admin)])
+NEEDS: Final = frozenset({Part.DATABASE})  # facade.parts: checked before serving
 
 
 async def _in_session(services: Services, work: Callable[[Any], T]) -> T:

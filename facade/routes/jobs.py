@@ -21,26 +21,25 @@ from typing import Any, Final
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from starlette.datastructures import UploadFile
-from starlette.requests import ClientDisconnect
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configured, session_for
-from facade.plans import DEFAULT_MODEL
+from facade.job_form import form_payload
+from facade.job_request import parse_job_request
+from facade.parts import Part
+from facade.request_resolution import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
+from facade.vendor_controls import speed_rate
 from scheduler import chapters as chapter_rules
-from scheduler import intake, lifecycle, qa, retention, sources
+from scheduler import intake, lifecycle, qa, retention
 from scheduler.casting import Cast, check_cast
 from scheduler.job_params import JobParams
 from scheduler.job_ssml import Speakers, phoneme_voices, spoken_text, voice_names
 from scheduler.lexicons import for_request
 from scheduler.objects import compliance_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
-from scheduler.sources import MAX_COVER_BYTES
-from speech.audio.m4b import cover_type
 from speech.errors import PhonemesNotSupported
 from speech.synthesizer import prepare
-from speech.text import MAX_PAUSE_MS
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.db.models import Job
@@ -48,10 +47,8 @@ from store.errors import JobNotFound
 from store.status import JobStatus
 
 router = APIRouter()
-MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024
+NEEDS: Final = frozenset({Part.AUTHENTICATOR, Part.DATABASE, Part.OBJECTS, Part.DISPATCHER, Part.JOB_LIMIT})
 EXPIRED: Final = "job audio has expired"
-_BOOLEAN_FORM_FIELDS: Final = ("skipFrontMatter", "noTextNormalization", "qa")
-_JSON_FORM_FIELDS: Final = ("chapters", "pauses", "cast")
 
 
 def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, Any]:
@@ -83,7 +80,7 @@ def job_view(job: Job, *, audio_seconds_done: float | None = None) -> dict[str, 
     }
 
 
-def _job_id(raw: str) -> uuid.UUID:
+def parse_job_id(raw: str) -> uuid.UUID:
     try:
         return uuid.UUID(raw)
     except ValueError:
@@ -95,59 +92,6 @@ def _max_chars(services: Services) -> int:
     if services.max_job_chars is None:
         raise e.ApiError(500, e.INTERNAL)
     return services.max_job_chars
-
-
-def _pauses(value: Any) -> dict[str, int] | None:
-    if value is None:
-        return None
-    message = f"pauses must be an object of milliseconds (0-{MAX_PAUSE_MS}) for sentence, paragraph and chapter"
-    if not isinstance(value, dict) or not set(value) <= {"sentence", "paragraph", "chapter"}:
-        raise e.ApiError(400, message)
-    out = {}
-    for name, ms in value.items():
-        if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_PAUSE_MS:
-            raise e.ApiError(400, message)
-        out[name] = int(ms)
-    return out or None
-
-
-LOUDNESS_RANGE: Final = (-30.0, -12.0)  # LUFS: quiet broadcast to loud podcast; ACX's RMS band is inside
-
-
-def _loudness(value: Any) -> float | None:
-    """The book's integrated loudness target; a string is accepted for multipart form fields."""
-    low, high = LOUDNESS_RANGE
-    if value is None:
-        return None
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        lufs = float(value)
-    except (TypeError, ValueError):
-        lufs = float("nan")
-    if not low <= lufs <= high:  # also false for NaN
-        raise e.ApiError(400, f"loudness must be a number of LUFS from {low:g} to {high:g}")
-    return lufs
-
-
-def _delivery(value: Any, payload: dict[str, Any]) -> str | None:
-    """A retailer's package (``acx``): its credits are spoken from the title and the author."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or value not in intake.DELIVERY_MASTERS:
-        raise e.ApiError(400, f"delivery must be one of: {', '.join(intake.DELIVERY_MASTERS)}")
-    if not (payload.get("title") or "").strip() or not (payload.get("author") or "").strip():
-        raise e.ApiError(400, f"delivery {value} needs a title and an author (its credits say them)")
-    return str(value)
-
-
-def _loudness_scope(value: Any) -> str | None:
-    """None for the default (the whole book), so earlier jobs' request hashes still match."""
-    if value is None or value == "book":
-        return None
-    if value != "chapter":
-        raise e.ApiError(400, "loudnessScope must be book or chapter")
-    return "chapter"
 
 
 # C0/C1 control characters but tab, newline and carriage return. PostgreSQL refuses NUL in text
@@ -199,35 +143,19 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
     if "text" not in payload and isinstance(given, list) and given and all(isinstance(c, dict) and "text" in c for c in given):
         payload = {**payload}
         payload["text"], payload["chapters"] = chapter_rules.join_given(given)  # InvalidChapters: 400
-    req = parse_request(payload, max_chars=_max_chars(services))
-    fmt = payload.get("format", "wav")
-    if not isinstance(fmt, str) or fmt not in intake.FORMATS:
-        raise e.ApiError(400, f"format must be one of: {', '.join(intake.FORMATS)}")
-    webhook = payload.get("webhookUrl")
-    if webhook is not None and not isinstance(webhook, str):
-        raise e.ApiError(400, "webhookUrl must be a string")
-    for name in ("title", "author"):
-        if payload.get(name) is not None and not isinstance(payload[name], str):
-            raise e.ApiError(400, f"{name} must be a string")
-    skip = payload.get("skipFrontMatter", False)
-    if not isinstance(skip, bool):
-        raise e.ApiError(400, "skipFrontMatter must be a boolean")
-    check = payload.get("qa", qa_default)  # the account's default where the job does not say
-    if not isinstance(check, bool):
-        raise e.ApiError(400, "qa must be a boolean")
+    req = parse_request(payload, max_chars=_max_chars(services))  # the vendor's fields, its messages
+    job = parse_job_request(payload)  # the job's own options (facade.job_request)
     chapters = None
-    if payload.get("chapters") is not None:
-        chapters = chapter_rules.check_given(payload["chapters"], len(req.text))
+    if job.chapters is not None:
+        chapters = chapter_rules.check_given(job.chapters, len(req.text))
     requested = req.model_id or DEFAULT_MODEL
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
-    if req.ssml and (payload.get("chapters") is not None or payload.get("delivery") is not None):
+    if req.ssml and (job.chapters is not None or job.delivery is not None):
         raise e.ApiError(400, "an SSML job takes neither chapters nor delivery (they count characters of plain text)")
-    if payload.get("cover") is not None and not isinstance(payload["cover"], bytes):
-        raise e.ApiError(400, "cover must be an image file in a multipart form (field cover)")
     cast = None
-    if payload.get("cast") is not None:
-        cast = check_cast(payload["cast"], req.speaker)  # InvalidCast: the table's 400
+    if job.cast is not None:
+        cast = check_cast(job.cast, req.speaker)  # InvalidCast: the table's 400
         for name in {cast["narrator"], cast["dialogue"], *(c["voice"] for c in cast["characters"].values())}:
             services.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
     if req.ssml:  # SsmlError (an element, attribute or value lector does not take): the table's 400 with its position
@@ -241,79 +169,14 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
                 raise PhonemesNotSupported(name)
     return intake.JobSpec(
         text=req.text, ssml=req.ssml, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
-        time_scale=req.time_scale, speed_alpha=req.speed_alpha, format=fmt, webhook_url=webhook,
-        title=payload.get("title"), author=payload.get("author"), normalize=not req.no_text_normalization,
-        skip_front_matter=skip, chapters=chapters, pauses=_pauses(payload.get("pauses")),
-        loudness_lufs=_loudness(payload.get("loudness")),
-        loudness_scope=_loudness_scope(payload.get("loudnessScope")),
+        time_scale=req.time_scale, speed_alpha=speed_rate(model_id, req.speed_alpha), format=job.format, webhook_url=job.webhook_url,
+        title=job.title, author=job.author, normalize=not req.no_text_normalization,
+        skip_front_matter=job.skip_front_matter, chapters=chapters, pauses=job.given_pauses,
+        loudness_lufs=job.loudness, loudness_scope=job.scope,
         lexicons=[{"name": name} for name in req.lexicons] if req.lexicons is not None else None,
-        delivery=_delivery(payload.get("delivery"), payload),
-        cast=cast, cover_image=payload["cover"] if isinstance(payload.get("cover"), bytes) else None,
-        qa=check,
+        delivery=job.delivery, cast=cast, cover_image=job.cover,
+        qa=qa_default if job.qa is None else job.qa,  # the account's default where the job does not say
     )
-
-
-async def _form_payload(request: Request, services: Services) -> dict[str, Any]:
-    """A multipart submission as the JSON body it stands for: the file's text (and, for an EPUB,
-    its chapters, title and author unless given) plus the other fields."""
-    max_chars = _max_chars(services)
-    try:
-        form = await request.form(max_files=2, max_fields=50, max_part_size=max(max_chars * 4, MAX_COVER_BYTES))
-    except (e.ApiError, ClientDisconnect):  # the body cap, its deadline, a hang-up: answered as such
-        raise
-    except Exception as exc:  # noqa: BLE001 - python-multipart's errors carry no stable type
-        raise e.ApiError(400, f"cannot read the form: {e.cut(exc, 120)}") from None
-    payload: dict[str, Any] = {}
-    upload: UploadFile | None = None
-    for name, value in form.multi_items():
-        if isinstance(value, UploadFile) and name == "cover":
-            payload["cover"] = await _cover(value)
-        elif isinstance(value, UploadFile):
-            if name != "file":
-                raise e.ApiError(400, "the book goes in the form field named file")
-            upload = value
-        elif name in _BOOLEAN_FORM_FIELDS:
-            payload[name] = value.strip().lower() in {"true", "1", "yes", "on"}
-        elif name in _JSON_FORM_FIELDS:
-            try:
-                payload[name] = json.loads(value)
-            except ValueError:
-                raise e.ApiError(400, f"{name} must be JSON") from None
-        else:
-            payload[name] = value
-    if upload is None:
-        if "text" not in payload:
-            raise e.ApiError(400, "file is required (a .txt, .md or .epub book)")
-        return payload
-    if "text" in payload:
-        raise e.ApiError(400, "send either text or file, not both")
-    data = await upload.read(MAX_UPLOAD_BYTES + 1)
-    await form.close()
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise e.ApiError(413, f"file is too large (at most {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB)")
-    book = await services.offload(  # a SourceError (not the book it claims to be) is the table's 400
-        sources.read_upload, upload.filename or "", upload.content_type, data,
-        skip_front_matter=bool(payload.get("skipFrontMatter")),
-    )
-    payload["text"] = book.text
-    if book.chapters and "chapters" not in payload:
-        payload["chapters"] = book.chapters
-    if book.cover and "cover" not in payload:  # an image uploaded with the job wins over the EPUB's
-        payload["cover"] = book.cover
-    for name, found in (("title", book.title), ("author", book.author)):
-        if found and not payload.get(name):
-            payload[name] = found
-    return payload
-
-
-async def _cover(upload: UploadFile) -> bytes:
-    """An image uploaded with the job for the m4b's cover: JPEG or PNG by its bytes."""
-    data = await upload.read(MAX_COVER_BYTES + 1)
-    if len(data) > MAX_COVER_BYTES:
-        raise e.ApiError(413, f"cover is too large (at most {MAX_COVER_BYTES // (1024 * 1024)} MiB)")
-    if cover_type(data) is None:
-        raise e.ApiError(400, "cover must be a JPEG or PNG image")
-    return data
 
 
 def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key: str | None) -> tuple[Any, bool]:
@@ -344,7 +207,7 @@ async def submit(
 ) -> JSONResponse:
     """Queue a long-form job. The same Idempotency-Key and body return the same job."""
     if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-        payload = await _form_payload(request, services)
+        payload = await form_payload(request, services, max_chars=_max_chars(services))
     else:
         payload = parse_json_body(await request.body())
     if not principal.may_use(endpoint="jobs"):
@@ -379,7 +242,7 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
 
 @router.get("/v1/jobs/{job_id}")
 async def get(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
-    return JSONResponse(await services.offload(_get, services, principal, _job_id(job_id)))
+    return JSONResponse(await services.offload(_get, services, principal, parse_job_id(job_id)))
 
 
 @router.get("/v1/jobs")
@@ -404,7 +267,7 @@ async def list_(
 @router.delete("/v1/jobs/{job_id}")
 async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) -> JSONResponse:
     """Cancel (``scheduler.lifecycle.cancel``): synthesis stops at its next check, within one engine call."""
-    jid = _job_id(job_id)
+    jid = parse_job_id(job_id)
 
     def run() -> tuple[dict[str, Any], list[Message]]:
         with session_for(services) as session:
@@ -435,7 +298,7 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
     the store cannot presign). A browser cannot follow the redirect with its key and read the
     answer from another origin; the console plays ``url`` and saves ``downloadUrl`` (served as an
     attachment) instead."""
-    key, content_type = await services.offload(_result, services, principal, _job_id(job_id))
+    key, content_type = await services.offload(_result, services, principal, parse_job_id(job_id))
     if request.headers.get("accept", "").split(";")[0].strip().lower() == "application/json":
         name = f"{job_id}.{key.rsplit('.', 1)[-1]}" if "." in key.rsplit("/", 1)[-1] else job_id
         url = await services.offload(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
@@ -452,7 +315,7 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
 
 
 async def _artefact(services: Services, principal: Principal, raw_id: str, key_of: Any, media_type: str) -> Response:
-    jid = _job_id(raw_id)
+    jid = parse_job_id(raw_id)
     await services.offload(_result, services, principal, jid)
     data = await services.offload(configured(services.objects).get_bytes, key_of(jid))
     return Response(data, media_type=media_type)

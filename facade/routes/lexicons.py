@@ -12,17 +12,19 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, ServicesDep, session_for
+from facade.parts import Part
 from scheduler.lexicons import check_name, describe, store_version
 from store.db import lexicons as repo
 
 router = APIRouter()
+NEEDS: Final = frozenset({Part.AUTHENTICATOR, Part.DATABASE})  # facade.parts: checked before serving
 
 
 def _account(principal: Principal) -> uuid.UUID:

@@ -1,7 +1,7 @@
 """``POST /v1/audio/speech``: OpenAI's speech API on lector's keys, billing, voices and engines.
 
 The request is translated by ``facade.openai_compat`` into the same ``SynthesisRequest`` and
-``Plan`` that ``/v1/service-tts`` uses, so a key, a voice and a bill mean the same on both
+``ResolvedRequest`` that ``/v1/service-tts`` uses, so a key, a voice and a bill mean the same on both
 routes (usage rows are ``http`` rows of the requested lector model). mp3, opus, wav and pcm
 stream sentence by sentence; flac and aac are encoded whole. Errors on this route alone follow
 OpenAI's JSON shape, because OpenAI's clients parse them.
@@ -28,7 +28,7 @@ from facade.openai_compat import (
     parse_speech,
     time_scale,
 )
-from facade.plans import resolve
+from facade.request_resolution import resolve
 from facade.routes.tts import audio_stream
 from facade.validation import SynthesisRequest, parse_lexicon_names
 from speech.audio import AudioFormat, encode_whole

@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -22,7 +23,8 @@ from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep
 from facade.metered import MeteredSynthesis, encoded_whole
 from facade.metrics import observe_first_byte
-from facade.plans import Plan, default_rate, resolve
+from facade.parts import Part
+from facade.request_resolution import ResolvedRequest, default_rate, resolve
 from facade.validation import SynthesisRequest, checked_rate, parse_json_body, parse_request
 from speech.audio import (
     JSON_VARIANT_FORMATS,
@@ -35,6 +37,7 @@ from speech.audio import (
 
 log = logging.getLogger("lector.tts")
 router = APIRouter()
+NEEDS: Final = frozenset({Part.AUTHENTICATOR})  # facade.parts: checked before serving
 
 JSON_MODELS = frozenset({"mist", "mistv2"})
 SSE_MODELS = frozenset({"mistv2"})
@@ -63,7 +66,7 @@ async def service_tts(request: Request, services: ServicesDep, principal: Princi
 
 
 async def audio_stream(
-    services: Services, principal: Principal, req: SynthesisRequest, plan: Plan, fmt: AudioFormat, rate: int, *, transport: str
+    services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest, fmt: AudioFormat, rate: int, *, transport: str
 ) -> Response:
     metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport=transport)
     metered.open(fmt)
@@ -98,7 +101,7 @@ async def audio_stream(
     return StreamingResponse(body(), media_type=fmt.content_type(rate), headers=headers)
 
 
-async def json_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
+async def json_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
     """``Accept: application/json`` (mist, mistv2): ``{"audioContent": "<base64>"}``."""
     fmt = from_audio_format_param(req.audio_format or "mp3", allowed=JSON_VARIANT_FORMATS)
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
@@ -108,7 +111,7 @@ async def json_variant(services: Services, principal: Principal, req: SynthesisR
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})
 
 
-async def sse_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: Plan) -> Response:
+async def sse_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
     """``Accept: text/event-stream`` (mistv2): ``chunk`` events, then timestamps, then ``done``."""
     fmt = from_audio_format_param(req.audio_format or "pcm")
     rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)

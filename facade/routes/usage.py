@@ -8,17 +8,19 @@ reading another account's figures.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from facade import errors as e
 from facade.deps import PrincipalDep, ServicesDep, session_for
+from facade.parts import Part
 from facade.report_query import report_window, wants_csv
 from store.db.reports import report_csv, report_document, usage_report
 
 router = APIRouter()
+NEEDS: Final = frozenset({Part.AUTHENTICATOR, Part.DATABASE})  # facade.parts: checked before serving
 
 
 @router.get("/v1/usage", response_model=None)

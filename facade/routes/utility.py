@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from facade import errors as e
 from facade.deps import PrincipalDep, Services, ServicesDep
-from facade.plans import request_lexicons
+from facade.request_resolution import request_lexicons
 from facade.validation import SynthesisRequest, parse_json_body, parse_lexicon_names
 from scheduler.lexicons import UsedLexicon
 from speech.synthesizer import clean

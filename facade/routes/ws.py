@@ -39,8 +39,8 @@ from facade import errors as e
 from facade.deps import Principal, Services
 from facade.metered import MeteredSynthesis
 from facade.metrics import observe_first_byte
-from facade.plans import Plan, default_rate, resolve
 from facade.ratelimit import allow_connection
+from facade.request_resolution import ResolvedRequest, default_rate, resolve
 from facade.validation import (
     MAX_TEXT_CHARS,
     SSML_MARKUP_FACTOR,
@@ -61,7 +61,7 @@ RAW_FLUSH_AT = re.compile(r"[.,!?。！？؟।]")
 
 @dataclass(slots=True)
 class SocketState:
-    """One socket's state (not a database session: this module's ``session`` variables hold it)."""
+    """What one socket carries between messages: its settings, buffer, queue and billing state."""
 
     services: Services
     principal: Principal
@@ -132,42 +132,42 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
     return SocketState(services, principal, base, fmt, rate, segment, json_events, endpoint)
 
 
-async def _synthesize(websocket: WebSocket, session: SocketState, text: str, context_id: str | None, done: bool) -> None:
-    services = session.services
+async def _synthesize(websocket: WebSocket, state: SocketState, text: str, context_id: str | None, done: bool) -> None:
+    services = state.services
     started: float | None = time.perf_counter()
     # A JSON socket's run that is a <speak> document came in as one message (``_read_json``).
-    req = replace(session.base, text=text, ssml=session.json_events and looks_like_ssml(text))
+    req = replace(state.base, text=text, ssml=state.json_events and looks_like_ssml(text))
     try:
-        plan: Plan = await services.offload(resolve, services, req, session.principal, endpoint=session.endpoint)
+        plan: ResolvedRequest = await services.offload(resolve, services, req, state.principal, endpoint=state.endpoint)
     except e.ApiError as exc:
         if exc.message != e.TEXT_EMPTY:
             raise
         # Only characters that normalise away ("* * *"): nothing to say, and the socket stays.
-        if session.json_events:
-            await websocket.send_text(_error(session, e.TEXT_EMPTY))
+        if state.json_events:
+            await websocket.send_text(_error(state, e.TEXT_EMPTY))
             if done:
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
         return
-    generation = session.generation
+    generation = state.generation
     metered = MeteredSynthesis(
-        services, session.principal, req, plan, rate=session.rate, transport="ws", continues=session.billed
+        services, state.principal, req, plan, rate=state.rate, transport="ws", continues=state.billed
     )
-    metered.open(session.fmt)
+    metered.open(state.fmt)
     try:
-        while session.generation == generation:
+        while state.generation == generation:
             data = await metered.next()
             if data is None:
                 break
             if started is not None:
-                observe_first_byte("ws", session.fmt.value, since=started)
+                observe_first_byte("ws", state.fmt.value, since=started)
                 started = None
-            if session.json_events:
+            if state.json_events:
                 await websocket.send_text(json.dumps({"type": "chunk", "data": base64.b64encode(data).decode(), "contextId": context_id}))
             else:
                 await websocket.send_bytes(data)
         # Billed before "done": a client that saw the run complete is billed even if we die now.
         await metered.bill()
-        if session.json_events and session.generation == generation:
+        if state.json_events and state.generation == generation:
             words = metered.stats.words
             await websocket.send_text(json.dumps({
                 "type": "timestamps",
@@ -179,23 +179,23 @@ async def _synthesize(websocket: WebSocket, session: SocketState, text: str, con
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     finally:
         await metered.finish()  # a hang-up cancels this task; what was made is still billed
-        session.billed = session.billed or metered.stats.sentences > 0
+        state.billed = state.billed or metered.stats.sentences > 0
 
 
-async def _worker(websocket: WebSocket, session: SocketState) -> None:
+async def _worker(websocket: WebSocket, state: SocketState) -> None:
     """Synthesizes queued runs in order. A failure closes the socket with 1011 at once: a client
     waiting for ``done`` (LiveKit, Pipecat) must learn of it now, not at its next message."""
     try:
-        while (item := await session.queue.get()) is not None:
+        while (item := await state.queue.get()) is not None:
             text, context_id, done = item
             if text.strip():
-                await _synthesize(websocket, session, text, context_id, done)
-            elif done and session.json_events:  # a flush with nothing left to say: everything before it is out
+                await _synthesize(websocket, state, text, context_id, done)
+            elif done and state.json_events:  # a flush with nothing left to say: everything before it is out
                 await websocket.send_text(json.dumps({"type": "done", "contextId": context_id}))
     except (WebSocketDisconnect, asyncio.CancelledError):
         raise
     except Exception as exc:  # noqa: BLE001 - every failure of a run is a 1011 close
-        session.failed = True
+        state.failed = True
         await _close_failed(websocket, exc)
 
 
@@ -208,37 +208,37 @@ async def _close_failed(websocket: WebSocket, exc: Exception) -> None:
         await websocket.close(1011, f"{status}: {message}"[:120])
 
 
-async def _enqueue(session: SocketState, runs: list[tuple[str, str | None]], *, done: bool = False, always: bool = False) -> None:
+async def _enqueue(state: SocketState, runs: list[tuple[str, str | None]], *, done: bool = False, always: bool = False) -> None:
     """Queue runs. With ``done`` (flush, eos), the last run, or an empty marker after the runs
     already queued, answers ``done``: a flush (``always``) every time, even with nothing
     buffered (right after ``clear``), so a client that waits for ``done`` after every flush never
     hangs; an eos only when text was queued since the last ``done``."""
-    session.unanswered = session.unanswered or bool(runs)
-    answer = done and (always or session.unanswered)
+    state.unanswered = state.unanswered or bool(runs)
+    answer = done and (always or state.unanswered)
     if answer and not runs:
-        runs = [("", session.context_id)]
+        runs = [("", state.context_id)]
     for i, (text, context_id) in enumerate(runs):
-        await session.queue.put((text, context_id, answer and i == len(runs) - 1))
+        await state.queue.put((text, context_id, answer and i == len(runs) - 1))
     if answer:
-        session.unanswered = False
+        state.unanswered = False
 
 
-def _clear(session: SocketState) -> None:
+def _clear(state: SocketState) -> None:
     """Barge-in, the same on every socket: the buffer is dropped, runs already queued are dropped,
     and the run in flight stops between two sentences (its generation is over)."""
-    session.buffer.clear()
-    session.generation += 1
-    session.unanswered = False
-    while not session.queue.empty():
-        session.queue.get_nowait()
+    state.buffer.clear()
+    state.generation += 1
+    state.unanswered = False
+    while not state.queue.empty():
+        state.queue.get_nowait()
 
 
-def _take(session: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
+def _take(state: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
     """Cut the buffer into runs to synthesize: everything (flush) or up to the last sentence end."""
-    text = "".join(t for t, _ in session.buffer)
-    context_id = session.buffer[-1][1] if session.buffer else session.context_id
+    text = "".join(t for t, _ in state.buffer)
+    context_id = state.buffer[-1][1] if state.buffer else state.context_id
     if whole:
-        session.buffer.clear()
+        state.buffer.clear()
         return [(text, context_id)] if text.strip() else []
     cut = 0
     for match in SENTENCE_END.finditer(text):
@@ -247,13 +247,13 @@ def _take(session: SocketState, *, whole: bool) -> list[tuple[str, str | None]]:
         cut = len(text)  # a message that ends a sentence without trailing space
     if cut == 0:
         return []
-    session.buffer[:] = [(text[cut:], context_id)] if text[cut:] else []
+    state.buffer[:] = [(text[cut:], context_id)] if text[cut:] else []
     return [(text[:cut], context_id)]
 
 
-def _error(session: SocketState, message: str) -> str:
+def _error(state: SocketState, message: str) -> str:
     """An ``error`` event; it carries the current contextId, since clients (Pipecat) route by it."""
-    return json.dumps({"type": "error", "message": message, "contextId": session.context_id})
+    return json.dumps({"type": "error", "message": message, "contextId": state.context_id})
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +264,7 @@ class _Command:
     text: str = ""
 
 
-async def _read_json(websocket: WebSocket, session: SocketState) -> _Command | None:
+async def _read_json(websocket: WebSocket, state: SocketState) -> _Command | None:
     """The next ``/ws3``/``/ws2`` message; ``None`` when it was bad (an ``error`` event went out)."""
     raw = await websocket.receive_text()
     try:
@@ -272,15 +272,15 @@ async def _read_json(websocket: WebSocket, session: SocketState) -> _Command | N
         if not isinstance(message, dict):
             raise ValueError
     except ValueError:
-        await websocket.send_text(_error(session, e.NOT_AN_OBJECT))
+        await websocket.send_text(_error(state, e.NOT_AN_OBJECT))
         return None
     if "contextId" in message:
-        session.context_id = message.get("contextId")
+        state.context_id = message.get("contextId")
     operation = message.get("operation")
     if operation is None:
         text = message.get("text")
         if not isinstance(text, str):
-            await websocket.send_text(_error(session, e.TEXT_NOT_STRING if "text" in message else e.TEXT_REQUIRED))
+            await websocket.send_text(_error(state, e.TEXT_NOT_STRING if "text" in message else e.TEXT_REQUIRED))
             return None
         ssml = parse_text_type(message.get("textType"), text)
         if len(text) > MAX_TEXT_CHARS * (SSML_MARKUP_FACTOR if ssml else 1):
@@ -288,55 +288,55 @@ async def _read_json(websocket: WebSocket, session: SocketState) -> _Command | N
         return _Command("ssml" if ssml else "text", text)
     if operation in ("flush", "clear", "eos"):
         return _Command(operation)
-    await websocket.send_text(_error(session, f"unknown operation {e.cut(operation)}"))
+    await websocket.send_text(_error(state, f"unknown operation {e.cut(operation)}"))
     return None
 
 
 _RAW_MARKERS = {"<CLEAR>": "clear", "<FLUSH>": "flush", "<EOS>": "eos"}
 
 
-async def _read_raw(websocket: WebSocket, session: SocketState) -> _Command | None:
+async def _read_raw(websocket: WebSocket, state: SocketState) -> _Command | None:
     """The next ``/ws`` message: a marker, or text."""
     text = await websocket.receive_text()
     kind = _RAW_MARKERS.get(text.strip())
     return _Command(kind) if kind else _Command("text", text)
 
 
-def _runs_for_text(session: SocketState, text: str) -> list[tuple[str, str | None]]:
+def _runs_for_text(state: SocketState, text: str) -> list[tuple[str, str | None]]:
     """What new text sets off: by the socket's segmentation (``/ws`` speaks at punctuation)."""
-    session.buffer.append((text, session.context_id))
-    if not session.json_events:
-        return _take(session, whole=True) if RAW_FLUSH_AT.search(text) else []
-    if session.segment == "immediate":
-        return _take(session, whole=True)
-    if session.segment == "bySentence":
-        return _take(session, whole=False)
+    state.buffer.append((text, state.context_id))
+    if not state.json_events:
+        return _take(state, whole=True) if RAW_FLUSH_AT.search(text) else []
+    if state.segment == "immediate":
+        return _take(state, whole=True)
+    if state.segment == "bySentence":
+        return _take(state, whole=False)
     return []
 
 
-async def _loop(websocket: WebSocket, session: SocketState) -> None:
+async def _loop(websocket: WebSocket, state: SocketState) -> None:
     """One mechanism for every socket: read a command, act on the buffer and the run queue."""
-    read = _read_json if session.json_events else _read_raw
-    worker = asyncio.create_task(_worker(websocket, session))
+    read = _read_json if state.json_events else _read_raw
+    worker = asyncio.create_task(_worker(websocket, state))
     try:
         while True:
-            command = await read(websocket, session)
+            command = await read(websocket, state)
             if command is None:
                 continue
             if command.kind == "text":
-                await _enqueue(session, _runs_for_text(session, command.text))
+                await _enqueue(state, _runs_for_text(state, command.text))
             elif command.kind == "ssml":  # a whole document is one run, after the text before it
-                await _enqueue(session, [*_take(session, whole=True), (command.text, session.context_id)])
+                await _enqueue(state, [*_take(state, whole=True), (command.text, state.context_id)])
             elif command.kind == "clear":
-                _clear(session)
+                _clear(state)
             elif command.kind == "flush":
-                buffered = "".join(t for t, _ in session.buffer)
-                if buffered and not buffered.strip() and session.json_events:
-                    await websocket.send_text(_error(session, e.TEXT_EMPTY))
-                await _enqueue(session, _take(session, whole=True), done=True, always=True)
+                buffered = "".join(t for t, _ in state.buffer)
+                if buffered and not buffered.strip() and state.json_events:
+                    await websocket.send_text(_error(state, e.TEXT_EMPTY))
+                await _enqueue(state, _take(state, whole=True), done=True, always=True)
             else:  # eos
-                await _enqueue(session, _take(session, whole=True), done=True)
-                await session.queue.put(None)
+                await _enqueue(state, _take(state, whole=True), done=True)
+                await state.queue.put(None)
                 await worker
                 await websocket.close(1000)
                 return
@@ -348,15 +348,15 @@ async def _loop(websocket: WebSocket, session: SocketState) -> None:
 
 
 async def _serve(websocket: WebSocket, *, json_events: bool, endpoint: str, model_default: str | None = None) -> None:
-    session = await _open(websocket, json_events=json_events, endpoint=endpoint, model_default=model_default)
-    if session is None:
+    state = await _open(websocket, json_events=json_events, endpoint=endpoint, model_default=model_default)
+    if state is None:
         return
     try:
-        await _loop(websocket, session)
+        await _loop(websocket, state)
     except WebSocketDisconnect:
         return
     except Exception as exc:  # noqa: BLE001 - after the upgrade, failures close with 1011
-        if not session.failed:  # else the worker already closed it, and reading after that fails
+        if not state.failed:  # else the worker already closed it, and reading after that fails
             await _close_failed(websocket, exc)
 
 

@@ -80,11 +80,11 @@ def engine_factories(settings: Settings, spec: str) -> dict[str, Callable[[], En
 
 
 def serving_app(**options: Any) -> Any:
-    """The model service as lector runs it: ``workers.model_server``'s app (``options`` are
+    """The model service as lector runs it: ``facade.model_service``'s app (``options`` are
     ``create_model_app``'s) behind the API's request counter, ``lector_http_requests_total`` by
     route and status (``facade.metrics``: one counter and one middleware for every HTTP process)."""
     from facade.metrics import MetricsMiddleware
-    from workers.model_server import create_model_app
+    from facade.model_service import create_model_app
 
     app = create_model_app(**options)
     app.add_middleware(MetricsMiddleware)

@@ -313,8 +313,23 @@ def lock_assembly(*, session: Session, job_id: uuid.UUID, wait: bool) -> bool:
     ``wait=False`` returns False at once if another transaction holds it. A PostgreSQL advisory
     lock, so a worker that dies mid-step releases it with its connection, and nothing is written.
     Two jobs may share the second key (32 bits of the id): then they only wait for each other."""
+    return _job_lock(session, _ASSEMBLY_LOCK_SPACE, job_id, wait=wait)
+
+
+#: The live playlist's lock (``scheduler.hls``): apart from assembly's, so segments for
+#: listening go on while a chapter is encoded ahead or the book is assembled.
+_HLS_LOCK_SPACE = 0x4C48  # "LH": lector HLS
+
+
+def lock_hls(*, session: Session, job_id: uuid.UUID) -> bool:
+    """Try to hold the job's live-playlist lock until this session's transaction ends (False at
+    once when another transaction holds it); one segment maker per job at a time."""
+    return _job_lock(session, _HLS_LOCK_SPACE, job_id, wait=False)
+
+
+def _job_lock(session: Session, space_key: int, job_id: uuid.UUID, *, wait: bool) -> bool:
     key = int.from_bytes(job_id.bytes[:4], "big", signed=True)
-    space = literal(_ASSEMBLY_LOCK_SPACE, Integer)
+    space = literal(space_key, Integer)
     if wait:
         session.execute(select(func.pg_advisory_xact_lock(space, literal(key, Integer))))
         return True

@@ -339,6 +339,45 @@ def test_a_short_book_renders_with_progress_and_downloads(console: Console) -> N
     )
 
 
+def test_a_book_is_heard_while_it_renders(console: Console) -> None:
+    """The progress card's player plays the job's live HLS playlist through MediaSource."""
+    open_page(console, "books")
+    fill(console, "API key", console.api_key)
+    console.driver.execute_script("arguments[0].value = ''", control(console, "Book file"))
+    book = " ".join(f"Sentence number {i} is heard while the book is still being made." for i in range(50))
+    console.driver.execute_script("arguments[0].value = arguments[1]", control(console, "Book text"), book)
+    Select(control(console, "Format")).select_by_value("mp3")
+    Select(control(console, "Voice")).select_by_value("joe")
+    previous = console.driver.execute_script("return document.getElementById('book-progress-id').textContent")
+    control(console, "Submit").click()
+    wait_for(
+        console,
+        f"return document.getElementById('book-progress-id').textContent !== {json.dumps(previous)}",
+        30, "the new job is not followed",
+    )
+    button = control(console, "Listen while it renders")
+    console.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
+    played = wait_for(
+        console,
+        "const a = document.getElementById('book-live'); return a.currentTime > 0 && a.currentTime",
+        240, "the live player never played",
+    )
+    assert played > 0
+    state = console.driver.execute_script(
+        "const a = document.getElementById('book-live'); const e = document.getElementById('book-error');"
+        "return [a.src, e.hidden ? '' : e.textContent, document.getElementById('book-live-text').textContent,"
+        " performance.getEntriesByType('resource').map((r) => r.name)]"
+    )
+    src, error, status, fetched = state
+    assert src.startswith("blob:")  # a MediaSource, not a file
+    assert not error, error
+    assert re.search(r"\b\d+ segments ready", status), status
+    assert any(name.endswith("/stream.m3u8") for name in fetched)
+    assert any(name.endswith("/stream/init.mp4") for name in fetched)
+    assert any(re.search(r"/stream/\d+\.m4s$", name) for name in fetched)
+
+
 def tiny_epub(path: Path) -> Path:
     """A valid EPUB 3 of two chapters, titled by its navigation document (what scheduler.sources reads)."""
     chapter = (

@@ -142,7 +142,7 @@ def _epub() -> bytes:
 
 
 def test_epub_upload_to_mp3_takes_its_title_author_and_chapters(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
-    """In chapter loudness scope: its chapters are measured and encoded by ``scheduler.ahead``."""
+    """In chapter loudness scope: its chapters are measured and encoded by ``scheduler.progressive_assembly``."""
     files = {"file": ("two.epub", _epub(), "application/epub+zip")}
     form = {"speaker": "joe", "format": "mp3", "loudnessScope": "chapter"}
     submitted = httpx.post(

@@ -3,6 +3,7 @@
 
 import { ApiError, call, el, json, saveBlob, secrets, showError } from "./api.js";
 import { castEditor } from "./cast.js";
+import { listen } from "./live.js";
 import { voicePicker } from "./voices.js";
 
 const $ = (id) => document.getElementById(id);
@@ -26,6 +27,7 @@ export function initBooks() {
     detail: $("job-detail"), detailId: $("job-detail-id"), audio: $("job-audio"), chapters: $("job-chapters"),
     downloads: $("job-downloads"), compliance: $("job-compliance"), title: $("book-title"), author: $("book-author"),
     delivery: $("book-delivery"), list: $("jobs-body"), empty: $("jobs-empty"), refresh: $("jobs-refresh"),
+    listen: $("book-listen"), live: $("book-live"), liveText: $("book-live-text"), liveChapters: $("book-live-chapters"),
   };
   voicePicker(ui.model, ui.lang, ui.voice);
   const cast = castEditor(ui.model, ui.lang, ui.voice, ui.error);
@@ -85,7 +87,39 @@ export function initBooks() {
     ui.cancel.disabled = !ACTIVE.has(job.status);
   }
 
+  // Listen while it renders (live.js): the followed job's live playlist in its own player.
+  let stopLive = () => {};
+  function hideLive() {
+    stopLive();
+    stopLive = () => {};
+    ui.live.hidden = ui.liveText.hidden = ui.liveChapters.hidden = true;
+    ui.liveChapters.replaceChildren();
+  }
+
+  ui.listen.addEventListener("click", () => {
+    if (!following) return;
+    hideLive();
+    ui.live.hidden = ui.liveText.hidden = false;
+    ui.liveText.textContent = "Waiting for the first segment…";
+    let shown = 0;
+    stopLive = listen(ui.live, following, {
+      onProgress: ({ segments, seconds, ended, chapters }) => {
+        ui.liveText.textContent = `${segments} segments ready · ${clock(seconds)} to hear${ended ? " · the whole book" : ""}`;
+        if (chapters.length !== shown) {
+          shown = chapters.length;
+          ui.liveChapters.hidden = false;
+          ui.liveChapters.replaceChildren(...chapters.map((c) => el("li", {}, `${c.title || "Untitled"} (${clock(c.start)})`,
+            el("button", { type: "button", text: "Play", "aria-label": `Play ${c.title || "chapter"} now`,
+              onclick: () => { ui.live.currentTime = c.start; ui.live.play(); } }))));
+        }
+      },
+      onError: (exc) => showError(ui.error, message(exc)),
+    });
+    ui.live.play().catch(() => { /* the listener presses play: autoplay may be refused */ });
+  });
+
   function follow(job) {
+    if (following !== job.id) hideLive();
     following = job.id;
     ui.card.hidden = false;
     render(job);

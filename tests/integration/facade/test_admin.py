@@ -19,9 +19,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from facade.app import create_app
 from facade.auth import db_authenticator
 from facade.deps import Services
+from speech.voices import Catalog
 from store.db import Usage, create_account, create_key, record_usage, session_scope
 from store.db.session import scoped_sessions
 from tests.fixtures.ledger import as_sums, assert_same, direct_sums
+from tests.support.services import idle_parts
 
 ADMIN_TOKEN = "adm_" + "x" * 40
 DAY0 = datetime(2025, 5, 1, tzinfo=UTC)
@@ -34,11 +36,10 @@ def _services(factory: sessionmaker[Session], admin_token: str | None, catalog: 
         catalog=catalog,
         synthesizer=None,  # type: ignore[arg-type]
         session_factory=sessions,
-        objects=None,
-        dispatcher=None,
         redis=None,
         authenticator=db_authenticator(sessions),
         admin_token=admin_token,
+        **idle_parts(),
     )
 
 
@@ -228,10 +229,6 @@ def test_an_endpoint_outside_the_account_limits_is_403(client: TestClient) -> No
 
 
 def test_a_model_outside_the_account_limits_is_403(factory: sessionmaker[Session]) -> None:
-    try:
-        from speech.voices import Catalog  # type: ignore[attr-defined]
-    except ImportError:
-        pytest.skip("speech.voices.Catalog is not available yet")
     catalog = Catalog.load()
     app = create_app(lambda: (_services(factory, ADMIN_TOKEN, catalog=catalog), lambda: None))
     with TestClient(app, raise_server_exceptions=False) as client:

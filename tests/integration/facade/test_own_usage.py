@@ -21,6 +21,7 @@ from facade.auth import db_authenticator
 from facade.deps import Services
 from store.db import Usage, create_account, create_key, session_scope
 from tests.fixtures.ledger import assert_same, direct_sums
+from tests.support.services import idle_parts
 
 ADMIN_TOKEN = "adm_" + "u" * 40
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -36,8 +37,8 @@ def client(db_sessionmaker: sessionmaker[Session]) -> Iterator[TestClient]:
 
     services = Services(
         catalog=None, synthesizer=None,  # type: ignore[arg-type]
-        session_factory=sessions, objects=None, dispatcher=None, redis=None,
-        authenticator=db_authenticator(sessions), admin_token=ADMIN_TOKEN,
+        session_factory=sessions, redis=None,
+        authenticator=db_authenticator(sessions), admin_token=ADMIN_TOKEN, **idle_parts(),
     )
     with TestClient(create_app(lambda: (services, lambda: None)), raise_server_exceptions=False) as test_client:
         yield test_client

@@ -69,12 +69,12 @@ def test_a_row_refused_at_record_time_goes_to_the_dead_letters(pg_url: str, tmp_
     """Not "database unavailable": the row is not spooled for replay (it would be refused again
     forever) but set aside, and the request that made it is not failed."""
     from facade.deps import Principal, Services
-    from facade.plans import Plan
+    from facade.request_resolution import ResolvedRequest
     from facade.usage import record
     from facade.validation import SynthesisRequest
+    from speech.stream_steps import StreamStep
     from speech.streaming import StreamStats
     from speech.synthesizer import Controls
-    from speech.units import StreamStep
 
     engine = make_engine(pg_url)
     factory = make_sessionmaker(engine)
@@ -92,7 +92,7 @@ def test_a_row_refused_at_record_time_goes_to_the_dead_letters(pg_url: str, tmp_
     request_id = f"ghost-{uuid.uuid4().hex[:8]}"
     try:
         record(services, ghost, SynthesisRequest(text="Hello.", speaker="joe"),
-               Plan("mistv3", "mistv3", None, "en", [StreamStep(text="Hello.")], Controls()),
+               ResolvedRequest("mistv3", "mistv3", None, "en", [StreamStep(text="Hello.")], Controls()),
                StreamStats(sentences=1, audio_seconds=0.5), transport="http", request_id=request_id)
         assert outbox.pending() == []
         assert [d["record"]["requestId"] for d in dead.records()] == [request_id]

@@ -13,13 +13,13 @@ from urllib.parse import urlsplit
 from sqlalchemy import text
 
 from facade.deps import Principal, Services
-from facade.plans import Plan
+from facade.request_resolution import ResolvedRequest
 from facade.usage import record, replay_into
 from facade.usage_spool import UsageSpool
 from facade.validation import SynthesisRequest
+from speech.stream_steps import StreamStep
 from speech.streaming import StreamStats
 from speech.synthesizer import Controls
-from speech.units import StreamStep
 from store.db import create_account, create_key, make_engine, make_sessionmaker, session_scope
 from store.db.session import scoped_sessions
 from tests.support.relay import Relay
@@ -44,7 +44,7 @@ def test_rows_wait_in_the_outbox_and_are_replayed_once(pg_url: str, tmp_path: Pa
                         dispatcher=None, redis=None, usage_outbox=outbox)
     principal = Principal(account_id, key_id, "outbox", None, None, 60, "secret")
     req = SynthesisRequest(text="Two sentences. Billed once.", speaker="joe")
-    plan = Plan("mistv3", "mistv3", None, "en", [StreamStep(text="Two sentences."), StreamStep(text="Billed once.")], Controls())
+    plan = ResolvedRequest("mistv3", "mistv3", None, "en", [StreamStep(text="Two sentences."), StreamStep(text="Billed once.")], Controls())
     stats = StreamStats(sentences=2, audio_seconds=2.5)
 
     def rows(request_id: str) -> list[tuple[int, str]]:

@@ -61,11 +61,11 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
     the formant fallback of the same language stays in-process."""
     import httpx
 
+    from facade.model_service import create_model_app
     from lector.api import cloud_synthesizer
     from lector.commands.model_server import engine_factories
     from speech.engines.kokoro.phonemes import VOCAB
     from tests.support.servers import ServerThread, wait_until
-    from workers.model_server import create_model_app
 
     settings = Settings(data_dir=tmp_path / "data", device="cpu", torch_threads=1)
     server = ServerThread(create_model_app(voices=engine_factories(settings, "julien"))).start()
@@ -77,13 +77,13 @@ def test_model_url_sends_kokoro_voices_to_the_model_service(tmp_path: Path) -> N
         catalog = Catalog.load()
         julien, lucien = catalog.resolve("mistv3", "julien", "fr"), catalog.resolve("mistv3", "lucien", "fr")
         items = httpx.get(server.url + "/stats").json()["items"]
-        chunk = synthesizer.synthesize(julien, ["Bonjour."], Controls(model_id="mistv3"))[0]
+        chunk = synthesizer.synthesize(julien, ["Bonjour."], Controls())[0]
         assert chunk.sample_rate == 24000 and 0.3 < chunk.duration < 3.0
         assert [w.word.strip(".") for w in chunk.words] == ["Bonjour"] and chunk.words[0].end <= chunk.duration + 0.05
         assert httpx.get(server.url + "/stats").json()["items"] == items + 1
         phonemes = synthesizer.phonemize(julien, "Bonjour")
         assert "bɔ̃ʒˈuʁ" in phonemes and set(phonemes) - {" "} <= set(VOCAB)
-        assert synthesizer.synthesize(lucien, ["Bonjour."], Controls(model_id="mistv3"))[0].duration > 0.3
+        assert synthesizer.synthesize(lucien, ["Bonjour."], Controls())[0].duration > 0.3
         assert httpx.get(server.url + "/stats").json()["items"] == items + 1  # eSpeak NG: in-process
         synthesizer.close()
     finally:

@@ -351,3 +351,67 @@ def test_a_thawed_zombie_writes_nothing_over_chunks_another_host_stored(
     chunk_writes = {key: n for key, n in objects.puts.items() if "/chunks/" in key}
     assert len(chunk_writes) == 2 * len(batch)  # audio and timings of each chunk
     assert set(chunk_writes.values()) == {1}, chunk_writes  # the rescuer's, never overwritten
+
+
+def test_the_live_playlist_follows_synthesis_group_by_group_and_ends_with_the_book(
+    sessions: lifecycle.SessionFactory, tmp_path: Path
+) -> None:
+    """With ``live``, each engine call's commit sends the segment maker (run here at once, in the
+    middle of the batch); every playlist starts with the one before, and the last one covers the
+    book to its final sample."""
+    from scheduler import hls, hls_playlist
+    from scheduler.hls_index import TARGET_DURATION_S
+    from scheduler.queue import TASK_HLS
+    from scheduler.timeline import Timeline
+
+    objects = LocalObjectStore(tmp_path)
+    spec = JobSpec(text=TEXT * 3, speaker="joe", model_id="mistv3", lang="en",
+                   chapters=[{"title": "One", "start": 0}, {"title": "Two", "start": len(TEXT) + 2}])
+    job_id, _, _, queue = _submit(sessions, objects, spec=spec)
+    tone = ToneEngine()
+    synthesizer, catalog = Synthesizer(lambda voice: tone), Catalog.load()
+    playlists: list[str] = []
+    sent: list[Message] = []
+
+    def send(messages: list[Message]) -> None:
+        sent.extend(messages)
+        for message in messages:
+            assert message == Message(TASK_HLS, (str(job_id),))
+            lifecycle.hls_segments(sessions=sessions, objects=objects, job_id=job_id)
+        with sessions() as session:
+            playlists.append(hls_playlist.playlist(objects, get_job(session=session, job_id=job_id, account_id=None)))
+
+    queue = lifecycle.plan(sessions=sessions, objects=objects, job_id=job_id, batch_chars=1200, window=1).messages
+    batches = 0
+    while queue[0].task == TASK_SYNTHESIZE:
+        batches += 1
+        step = lifecycle.synthesize(
+            sessions=sessions, objects=objects, synthesizer=synthesizer, catalog=catalog, job_id=job_id,
+            indices=queue[0].args[1], group_chars=400, live=True, send=send,
+        )
+        assert Message(TASK_HLS, (str(job_id),)) not in step.messages  # sent group by group instead
+        queue = queue[1:] + step.messages
+    assert len(sent) > batches > 2
+    assert queue[0].task == TASK_ASSEMBLE
+    done = lifecycle.assemble(sessions=sessions, objects=objects, job_id=job_id, workers=1, live=True)
+    send([m for m in done.messages if m.task == TASK_HLS])
+
+    for earlier, later in zip(playlists, playlists[1:], strict=False):
+        assert later.startswith(earlier.removesuffix("#EXT-X-ENDLIST\n"))
+    assert "#EXT-X-ENDLIST" not in playlists[0] and playlists[-1].endswith("#EXT-X-ENDLIST\n")
+    index = hls.read_index(objects, job_id)
+    assert index is not None and index.complete
+    from scheduler.objects import plan_key
+    from scheduler.planning import Layout
+    from store.db import jobs as job_repo
+
+    with sessions() as session:
+        durations = job_repo.chunk_durations(session=session, job_id=job_id)
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    timeline = Timeline.build(tone.sample_rate, layout.pauses_ms, [round(d * tone.sample_rate) for d in durations])
+    assert index.segments[0][0] == 0 and index.segments[-1][1] == timeline.end
+    assert all(a[1] == b[0] for a, b in zip(index.segments, index.segments[1:], strict=False))  # no gap, no overlap
+    assert all(0 < stop - start <= TARGET_DURATION_S * tone.sample_rate for start, stop in index.segments)
+    assert [c.title for c in index.chapters] == ["One", "Two"]
+    two = timeline.offsets[layout.chapters[1].chunk] - timeline.pauses[layout.chapters[1].chunk]
+    assert index.chapters[1].start == two and index.segments[index.chapters[1].segment][0] == two // 1024 * 1024

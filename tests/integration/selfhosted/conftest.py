@@ -16,13 +16,13 @@ import httpx
 import pytest
 
 from facade import license as lic
+from facade.model_service import create_model_app
 from facade.selfhosted import create_selfhosted_app, create_selfhosted_ws_app
 from facade.selfhosted_runtime import SelfHostedConfig, SelfHostedRuntime, hash_key
 from speech.engines.base import Engine
 from speech.engines.registry import load_engine
 from speech.voices import Catalog
 from tests.support.servers import ServerThread, wait_until
-from workers.model_server import create_model_app
 
 API_KEY = "test-key-1"
 HASHED_KEY = "another-key"

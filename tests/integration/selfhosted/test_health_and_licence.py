@@ -46,8 +46,8 @@ def test_model_down_then_up(start_api: Callable[..., Api], joe_engine: Engine) -
 def test_a_warming_model_is_not_reachable(start_api: Callable[..., Api], joe_engine: Engine) -> None:
     import threading
 
+    from facade.model_service import create_model_app
     from tests.support.servers import ServerThread
-    from workers.model_server import create_model_app
 
     release = threading.Event()
 

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from websockets.sync.client import connect
 
+from facade.model_service import create_model_app
 from lector.commands.model_server import engine_factories
 from lector.settings import Settings
 from tests.integration.selfhosted.conftest import Api
 from tests.support.servers import ServerThread, wait_until
-from workers.model_server import create_model_app
 
 
 @pytest.fixture(scope="module")

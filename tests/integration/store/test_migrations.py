@@ -15,6 +15,7 @@ from sqlalchemy import inspect
 
 from store.db import (
     Base,
+    Job,
     add_chunks,
     create_account,
     create_job,
@@ -158,3 +159,33 @@ def test_alembic_command_line_takes_the_url_from_x_or_settings(empty_pg_database
     env["LECTOR_DATABASE_URL"] = from_settings
     subprocess.run([alembic, "upgrade", "head"], cwd=REPO_ROOT, env=env, check=True, capture_output=True)
     assert _state(from_settings) == (TABLES, _head())
+
+
+def test_mistv2_speeds_become_rates_and_back(empty_pg_database: Callable[[], str]) -> None:
+    """0005: a stored ``mistv2`` ``speed_alpha`` (the vendor's length factor) becomes the rate the
+    job's steps now read; other models' and absent speeds are left alone; the downgrade undoes it."""
+    url = empty_pg_database()
+    upgrade(url, "0004_qa_default")
+    engine = make_engine(url, pool=False)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            account = create_account(session=session, name="speeds")
+            ids = {}
+            for name, params in (("v2", {"model_id": "mistv2", "speed_alpha": 0.5}),
+                                 ("v3", {"model_id": "mistv3", "speed_alpha": 0.5}),
+                                 ("none", {"model_id": "mistv2"})):
+                job, _ = create_job(session=session, account_id=account.id, request_hash=name,
+                                    params={"speaker": "joe", "lang": "en", **params}, characters=1, idempotency_key=name)
+                ids[name] = job.id
+
+        def speeds() -> dict[str, object]:
+            with session_scope(make_sessionmaker(engine)) as session:
+                return {name: session.get(Job, job_id).params.get("speed_alpha") for name, job_id in ids.items()}  # type: ignore[union-attr]
+
+        assert speeds() == {"v2": 0.5, "v3": 0.5, "none": None}
+        upgrade(url)
+        assert speeds() == {"v2": 2.0, "v3": 0.5, "none": None}
+        downgrade(url, "0004_qa_default")
+        assert speeds() == {"v2": 0.5, "v3": 0.5, "none": None}
+    finally:
+        engine.dispose()

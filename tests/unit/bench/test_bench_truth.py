@@ -1,5 +1,5 @@
-"""The benches tell the truth: p95 only over enough samples, the machine named with every
-figure, and ``bench.latency --embedded`` bringing its own PostgreSQL and Redis."""
+"""The benches tell the truth: p95 only over enough samples, and the machine named with every
+figure (``bench.latency --embedded``'s own servers are checked in ``tests/integration/bench``)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,9 @@ import os
 import re
 from pathlib import Path
 
-import psycopg
 import pytest
-import redis
-import sqlalchemy as sa
 import torch
 
-from bench import latency
 from bench.machine import cpu_model, describe
 from bench.percentiles import MIN_P95_SAMPLES, fmt, p95, rounds_for_p95
 
@@ -48,25 +44,8 @@ def test_the_machine_line_names_device_dtype_torch_cpu_and_cores() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["engine.py", "engine_kokoro.py", "latency.py", "book.py", "book_gpu.py", "model_server.py", "usage.py"]
+    "module", ["engine.py", "engine_kokoro.py", "latency.py", "book.py", "book_gpu.py", "model_server.py", "usage.py",
+               "outbox.py"]
 )
 def test_every_bench_prints_the_machine_line(module: str) -> None:
     assert "print(describe(" in (BENCH / module).read_text()
-
-
-def test_embedded_backends_bring_their_own_postgres_and_redis() -> None:
-    with latency.backends(embedded=True) as services:
-        assert "127.0.0.1:5432" not in services.admin and not services.redis_url.endswith(":6379/15")
-        with psycopg.connect(services.admin, autocommit=True) as conn:
-            conn.execute("CREATE DATABASE bench_probe")
-        engine = sa.create_engine(services.database_url("bench_probe"))
-        try:
-            with engine.connect() as conn:
-                assert conn.execute(sa.text("SELECT current_database()")).scalar() == "bench_probe"
-        finally:
-            engine.dispose()
-        client = redis.Redis.from_url(services.redis_url)
-        assert client.ping()
-        client.close()
-    with pytest.raises(redis.ConnectionError):
-        redis.Redis.from_url(services.redis_url, socket_connect_timeout=0.5).ping()

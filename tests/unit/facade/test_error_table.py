@@ -16,10 +16,10 @@ from fastapi import APIRouter, FastAPI
 from fastapi.testclient import TestClient
 
 from facade import errors as e
+from facade import invocations_format as wire
 from facade.remote_engine import ModelUnavailable, VoiceNotServed
 from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
-from speech import wire
 from store import errors as store_errors
 
 ROOMS: tuple[ModuleType, ...] = (speech_errors, store_errors, scheduler_errors, wire)
@@ -65,12 +65,14 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     scheduler_errors.InvalidChapters: (400, "boom"),
     scheduler_errors.LexiconRefused: (400, "boom"),
     scheduler_errors.InvalidCast: (400, "boom"),
+    scheduler_errors.SegmentNotFound: (404, "segment not found"),
     scheduler_errors.TooManyJobs: (429, "too many unfinished jobs: an account may have at most 3 queued or running"),
     store_errors.LexiconNotFound: (404, "lexicon 'boom' not found"),
     speech_errors.MalformedXml: (400, "boom"),
     speech_errors.UnsafeXml: (400, "boom"),
     speech_errors.SsmlError: (400, "boom"),
     speech_errors.LexiconError: (400, "boom"),
+    wire.InvalidInvocation: (400, "boom"),
 }
 # Failures of ours, not the client's: a 500 that says no more than the vendor API contract's "internal error".
 SERVER_FAILURES: frozenset[type[Exception]] = frozenset({

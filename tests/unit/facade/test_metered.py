@@ -15,7 +15,8 @@ import pytest
 
 from facade.deps import Principal, Services
 from facade.metered import MeteredSynthesis, encoded_whole
-from facade.plans import Plan, resolve
+from facade.request_resolution import ResolvedRequest, resolve
+from facade.serving_pools import ServingPools
 from facade.usage import billed_share
 from facade.validation import SynthesisRequest
 from speech.audio import AudioFormat
@@ -54,14 +55,14 @@ def setup() -> Iterator[tuple[Services, Recorder, ThreadNoting]]:
     engine, sink = ThreadNoting(), Recorder()
     services = Services(
         catalog=Catalog.load(), synthesizer=Synthesizer(lambda voice: engine), session_factory=None, objects=None,
-        dispatcher=None, redis=None, usage_sink=sink, engine_slots=1, blocking_slots=2,
+        dispatcher=None, redis=None, usage_sink=sink, pools=ServingPools(engine_slots=1, blocking_slots=2),
     )
-    close = services.open_pools()
+    close = services.pools.open()
     yield services, sink, engine
     close()
 
 
-def _metered(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, Plan]:
+def _metered(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, ResolvedRequest]:
     req = SynthesisRequest(text=TEXT, speaker="joe", model_id="mistv3", lang="en")
     plan = resolve(services, req, PRINCIPAL, endpoint="service-tts")
     assert len(plan.units) == 3

@@ -24,7 +24,9 @@ ANSWER_BUILDERS = frozenset({
 RESPONSE_BUILDERS = ANSWER_BUILDERS - {"ApiError", "OpenAIError"}
 #: Handlers that turn a *foreign* library's error into an answer at its boundary, and why.
 ALLOWED = {
-    ("facade/routes/jobs.py", "_form_payload"): "python-multipart's errors carry no stable type",
+    ("facade/job_form.py", "form_payload"): "python-multipart's errors carry no stable type",
+    ("facade/job_request.py", "parse_job_request"): "pydantic's errors, answered as the field's sentence",
+    ("facade/model_service/synthesis.py", "invocations"): "the engine's failure, for the API's logs (remote_engine)",
 }
 
 

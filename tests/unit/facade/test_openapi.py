@@ -8,16 +8,18 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from facade import job_request
 from facade.app import create_app
 from facade.deps import Services
+from facade.job_request import JobRequest
 
 
 @pytest.fixture(scope="module")
 def spec() -> dict[str, Any]:
     services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
                         dispatcher=None, redis=None)
-    with TestClient(create_app(lambda: (services, lambda: None))) as client:
-        response = client.get("/openapi.json")
+    app = create_app(lambda: (services, lambda: None))
+    response = TestClient(app).get("/openapi.json")  # the document only: no lifespan, nothing served
     assert response.status_code == 200
     return response.json()  # type: ignore[no-any-return]
 
@@ -50,3 +52,19 @@ def test_textnorm_errors_are_documented_as_json(spec: dict[str, Any]) -> None:
 def test_websockets_are_described(spec: dict[str, Any]) -> None:
     assert set(spec["x-websockets"]) == {"/ws3", "/ws2", "/ws"}
     assert "1011" in spec["x-websockets"]["/ws3"]["description"]
+
+
+def test_the_job_body_schema_is_generated_from_the_model(spec: dict[str, Any]) -> None:
+    """The job's own options are documented by ``JobRequest`` itself: a field added to the model
+    is in the document, with its type and bounds, and a field dropped from it is not."""
+    content = spec["paths"]["/v1/jobs"]["post"]["requestBody"]["content"]
+    properties = content["application/json"]["schema"]["properties"]
+    generated = JobRequest.model_json_schema(by_alias=True)["properties"]
+    for name, schema in generated.items():
+        assert properties[name] == schema, name
+    assert properties["loudness"]["anyOf"][0]["minimum"] == job_request.LOUDNESS_RANGE[0]
+    assert properties["format"]["enum"] == list(job_request.FORMAT_NAMES)
+    assert {"speaker", "samplingRate", "webhookUrl", "loudnessScope", "pauses", "delivery"} <= set(properties)
+    assert "cover" not in properties  # a file part of the form only
+    form = content["multipart/form-data"]["schema"]["properties"]
+    assert form["file"]["format"] == "binary" and form["cover"]["format"] == "binary"

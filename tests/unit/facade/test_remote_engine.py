@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
+from facade.model_service import create_model_app
 from facade.remote_engine import RemoteSynthesizer, remote_synthesizer
 from speech.synthesizer import Controls, Synthesizer
 from tests.support.fake_engine import ToneEngine
 from tests.support.servers import ServerThread, wait_until
-from workers.model_server import create_model_app
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ def test_route_sees_the_serving_model(tone: tuple[ServerThread, ToneEngine]) -> 
     seen: list[tuple[str, str]] = []
 
     def route(voice: FakeVoice, controls: Controls) -> str:
-        seen.append((voice.speaker, controls.model_id))
+        seen.append((voice.speaker, controls.route))
         return server.url + "/invocations"
 
     synthesizer = RemoteSynthesizer(route)
-    chunks = synthesizer.synthesize(FakeVoice("tone"), ["Hi."], Controls(time_scale=2.0, model_id="arcana"))
+    chunks = synthesizer.synthesize(FakeVoice("tone"), ["Hi."], Controls(time_scale=2.0, route="arcana"))
     assert seen == [("tone", "arcana")]
     assert len(chunks[0].samples) == int(16000 * 0.01 * 3 * 2.0)  # the time scale reached the engine

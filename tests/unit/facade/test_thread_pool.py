@@ -12,6 +12,7 @@ import time
 import pytest
 
 from facade.deps import Services
+from facade.serving_pools import ServingPools
 from facade.thread_pool import ThreadPool
 from tests.support.concurrency import PeakCounter
 
@@ -133,12 +134,12 @@ async def test_a_burst_larger_than_the_pool_starts_no_thread(monkeypatch: pytest
 
 def _services() -> Services:
     return Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
-                    dispatcher=None, redis=None, blocking_slots=3, engine_slots=2)
+                    dispatcher=None, redis=None, pools=ServingPools(blocking_slots=3, engine_slots=2))
 
 
 async def test_offload_runs_on_the_blocking_threads_with_the_callers_context() -> None:
     services = _services()
-    close = services.open_pools()
+    close = services.pools.open()
     request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id")
     request_id.set("r-1")
 
@@ -156,16 +157,16 @@ async def test_pools_opened_twice_stay_until_the_last_user_closes() -> None:
     """Services shared by several apps (the self-hosted runtime's two ports) keep their pools
     until the last app stops, whichever stops first; closing twice counts once."""
     services = _services()
-    first = services.open_pools()
-    blocking, engine = services.blocking_pool, services.engine_pool
+    first = services.pools.open()
+    blocking, engine = services.pools.blocking, services.pools.engine
     assert blocking is not None and engine is not None and blocking.slots == 3 and engine.slots == 2
-    second = services.open_pools()
+    second = services.pools.open()
     first()
     first()
-    assert services.blocking_pool is blocking and services.engine_pool is engine
+    assert services.pools.blocking is blocking and services.pools.engine is engine
     assert await services.offload(lambda: 7) == 7
     second()
-    assert services.blocking_pool is None and services.engine_pool is None
+    assert services.pools.blocking is None and services.pools.engine is None
 
 
 async def test_offload_outside_an_app_uses_anyios_pool() -> None:

@@ -41,8 +41,8 @@ def exported_series() -> set[str]:
     """Every series name lector's processes export: the registered metrics of the API, the
     engines and the model service, and the API's scrape-time job collector."""
     import facade.metrics
+    import facade.model_service.metrics  # noqa: F401 - registers the batch-size histogram
     import lector.engine_metrics  # noqa: F401 - registers the engine metrics
-    import workers.model_server.metrics  # noqa: F401 - registers the batch-size histogram
 
     names = set(facade.metrics.COLLECTED_SERIES)
     suffixes = {"histogram": ("_bucket", "_sum", "_count"), "counter": ("_total",)}

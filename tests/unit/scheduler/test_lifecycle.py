@@ -49,6 +49,23 @@ def test_with_assembly_ahead_a_chapter_scope_batch_that_did_something_lets_assem
     assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), [], **ahead) == [Message(TASK_ASSEMBLE, (str(JOB),))]
 
 
+def test_with_the_live_playlist_every_batch_that_stored_chunks_sends_the_segment_maker() -> None:
+    from scheduler.queue import QUEUE_CPU, ROUTES, TASK_HLS
+
+    listen = Message(TASK_HLS, (str(JOB),))
+    assert ROUTES[TASK_HLS] == QUEUE_CPU
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [[4]], live=True) == [
+        Message(TASK_SYNTHESIZE, (str(JOB), [4])), listen,
+    ]
+    assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), [], live=True) == [
+        Message(TASK_ASSEMBLE, (str(JOB),)), listen,
+    ]
+    assert listen in lifecycle.after_batch(JOB, BatchResult(2, complete=False, qa=True), [], live=True, indices=[0])
+    assert lifecycle.after_batch(JOB, BatchResult(0, complete=False), [], live=True) == []  # nothing new
+    assert lifecycle.after_batch(JOB, BatchResult(1, complete=False, canceled=True), [], live=True) == []
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [], live=False) == []  # setting off
+
+
 def test_an_announcement_is_a_webhook_attempt_with_its_backoff() -> None:
     assert lifecycle.announce(JOB) == Message(TASK_WEBHOOK, (str(JOB), 1))
     assert lifecycle.announce(JOB, 3, countdown=40.0) == Message(TASK_WEBHOOK, (str(JOB), 3), 40.0)

@@ -30,7 +30,7 @@ class StreamStep:
     text: str = ""
     pause_ms: int = 0
     phonemes: str = ""
-    speed: float | None = None  # an inline speedAlpha for this stretch; None: the request's
+    speed: float | None = None  # an inline speed for this stretch (the caller makes it a rate); None: the request's
     word: str = ""  # what ``phonemes`` say as written (SSML phoneme, a lexicon): shown in timings
     rate: float | None = None  # an SSML rate factor (2.0 twice as fast), on top of the request's speed
     gain_db: float = 0.0  # SSML volume/emphasis: a gain on the audio as made
@@ -41,14 +41,14 @@ class StreamStep:
 
 
 @dataclass(frozen=True, slots=True)
-class UnitPlan:
+class StreamSteps:
     units: list[StreamStep]
     billed_text: str
     """The text billed for the request: the request's text, or for SSML only what is spoken
     (``speech.text.ssml.Ssml.written``), never its markup."""
 
 
-def plan_request(
+def steps_for_request(
     text: str,
     lang: str,
     *,
@@ -58,7 +58,7 @@ def plan_request(
     pause_between_brackets: bool = False,
     phonemize_between_brackets: bool = False,
     inline_speed_alpha: str | Sequence[float] | None = None,
-) -> UnitPlan:
+) -> StreamSteps:
     """The request's units; ``ssml``: ``text`` is a ``<speak>`` document (the bracket markup
     flags then do not apply: SSML has its own elements for all three)."""
     segments: list[Segment]
@@ -74,7 +74,7 @@ def plan_request(
         )
         billed = text
     segments = apply_lexicons(segments, lexicons, lang)
-    return UnitPlan(_steps(segments, lang, normalize_text), billed)
+    return StreamSteps(_steps(segments, lang, normalize_text), billed)
 
 
 def plan_segments(

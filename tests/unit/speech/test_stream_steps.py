@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from speech.stream_steps import StreamStep, steps_for_request
 from speech.synthesizer import Controls, Synthesizer
 from speech.text.pls import parse_pls
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
-from speech.units import StreamStep, plan_request
 
 RATE = 1000
 
@@ -60,7 +60,7 @@ NS = 'xmlns="http://www.w3.org/2001/10/synthesis"'
 
 
 def test_ssml_units_carry_pauses_marks_rates_levels_languages_and_voices() -> None:
-    plan = plan_request(
+    plan = steps_for_request(
         f'<speak {NS}>Hello.<break time="300ms"/><mark name="m"/><prosody rate="200%" volume="-6dB">Fast.</prosody>'
         f'<lang xml:lang="fr">Bonjour.</lang><voice name="nora">Hi.</voice><phoneme ph="wɪn">Nguyen</phoneme></speak>',
         "en", ssml=True)
@@ -75,13 +75,13 @@ def test_ssml_units_carry_pauses_marks_rates_levels_languages_and_voices() -> No
 def test_lexicons_apply_to_plain_text_and_billing_keeps_the_written_text() -> None:
     lexicon = parse_pls('<lexicon version="1.0" alphabet="ipa" xml:lang="en"><lexeme><grapheme>Nguyen</grapheme>'
                         "<phoneme>wɪn</phoneme></lexeme><lexeme><grapheme>Dr.</grapheme><alias>Doctor</alias></lexeme></lexicon>")
-    plan = plan_request("Ask Dr. Nguyen now.", "en", lexicons=[lexicon])
+    plan = steps_for_request("Ask Dr. Nguyen now.", "en", lexicons=[lexicon])
     assert plan.units == [StreamStep(text="Ask Doctor"), StreamStep(phonemes="wɪn", word="Nguyen"), StreamStep(text="now.")]
     assert plan.billed_text == "Ask Dr. Nguyen now."
 
 
 def test_without_ssml_or_lexicons_units_are_the_sentences_as_before() -> None:
-    assert plan_request("One. Two.", "en").units == [StreamStep(text="One."), StreamStep(text="Two.")]
+    assert steps_for_request("One. Two.", "en").units == [StreamStep(text="One."), StreamStep(text="Two.")]
 
 
 def test_render_a_mark_is_silent_and_named_in_the_timings() -> None:

@@ -12,7 +12,7 @@ import av
 import numpy as np
 import pytest
 
-from scheduler import ahead, assembly, rendering
+from scheduler import assembly, progressive_assembly, rendering
 from scheduler.job_params import JobParams
 from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import ChapterMark, Layout
@@ -93,7 +93,7 @@ def test_the_book_is_the_same_sample_for_sample_whether_or_not_assembly_ran_ahea
         done.update(batch)
         prefix = next(i for i in range(len(chunks) + 1) if i not in done)
         timeline = Timeline.build(RATE, PAUSES[:prefix], [len(c) for c in chunks[:prefix]])
-        ahead.advance(landing, ahead.Book(job_id, layout, timeline, fmt, 24000, assembly.TARGET_LUFS), workers=workers)
+        progressive_assembly.advance(landing, progressive_assembly.Book(job_id, layout, timeline, fmt, 24000, assembly.TARGET_LUFS), workers=workers)
     segments = sorted(landing.iter_keys(f"jobs/{job_id}/ahead/segments/"))
     if encoded_ahead:  # chapters one and two, cut inside too, were encoded before the last chunk
         # (a chapter's first segment may also be there under the gain guessed before its end)
@@ -139,7 +139,7 @@ def test_loudness_joined_from_chunks_equals_the_stitched_files(chunks: list[np.n
     timeline = Timeline.build(RATE, PAUSES, [len(c) for c in chunks])
     objects, job_id = _new_book(tmp_path, "store")
     _write_chunks(objects, job_id, chunks, list(range(len(chunks))))
-    measured = list(ahead.measure_chunks(objects, job_id, timeline, 0, len(chunks), None))
+    measured = list(progressive_assembly.measure_chunks(objects, job_id, timeline, 0, len(chunks), None))
 
     stitched = np.zeros(timeline.end, dtype=np.float32)
     for i, pcm in enumerate(chunks):
@@ -150,7 +150,7 @@ def test_loudness_joined_from_chunks_equals_the_stitched_files(chunks: list[np.n
     assert joined == pytest.approx(integrated_loudness(stitched, RATE), abs=1e-9)
 
     hop = RATE // 10  # each chapter: the 100 ms segments its chunks completed, cut from the file
-    for first, stop in ahead.chapter_spans(Layout(PAUSES, CHAPTERS)):
+    for first, stop in progressive_assembly.chapter_spans(Layout(PAUSES, CHAPTERS)):
         begin = measured[first - 1].state.segments if first else 0
         end = measured[stop - 1].state.segments
         chapter = np.asarray([e for m in measured[first:stop] for e in m.energies])

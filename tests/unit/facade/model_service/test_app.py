@@ -9,11 +9,13 @@ import time
 import httpx
 import pytest
 
+from facade import errors as e
+from facade import invocations_format as wire
+from facade.model_service import create_model_app
 from facade.remote_engine import ModelUnavailable, RemoteEngine, VoiceNotServed
 from speech.types import SynthesisOptions
 from tests.support.fake_engine import ToneEngine
 from tests.support.servers import ServerThread, wait_until
-from workers.model_server import create_model_app
 
 
 def test_ready_only_after_loading_and_warm_up() -> None:
@@ -143,3 +145,55 @@ def test_one_service_serves_several_voices_each_by_its_own_engine() -> None:
         assert default.status_code == 200 and high.calls[-1][0] == ["no voice named."]  # the first voice
         with pytest.raises(VoiceNotServed, match="serves high, low"):
             RemoteEngine(url, voice="joe").synthesize(["Hi."])
+
+
+def test_every_refusal_is_an_answer_of_the_one_error_table() -> None:
+    """The service's refusals come from ``facade.errors`` in its JSON shape: its own constants,
+    the table's ``InvalidInvocation`` row, and Starlette's 404/405 in the table's words (FastAPI's
+    ``{"detail": ...}`` would be answered without the table)."""
+    release = threading.Event()
+
+    def factory() -> ToneEngine:
+        release.wait(10)
+        return ToneEngine()
+
+    with ServerThread(create_model_app(factory, voice="tone")) as server:
+        url = server.url + "/invocations"
+        not_ready = httpx.post(url, json={"sentences": ["Hi."]})
+        assert (not_ready.status_code, not_ready.json()) == (503, {"error": e.MODEL_NOT_READY})
+        bad = httpx.post(url, json={"sentences": []})
+        assert (bad.status_code, bad.json()) == (400, {"error": str(_invalid({"sentences": []}))})
+        assert httpx.post(url, content=b"{not json").json() == {"error": e.MODEL_BODY_NOT_JSON}
+        missing = httpx.get(server.url + "/nowhere")
+        assert (missing.status_code, missing.json()) == (404, {"error": "not found"})
+        assert httpx.get(url).json() == {"error": "method not allowed"}
+        release.set()
+        assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=10)
+        assert httpx.post(server.url + "/phonemize", json={"text": 3}).json() == {"error": e.PHONEMIZE_BODY}
+
+
+def _invalid(payload: object) -> wire.InvalidInvocation:
+    with pytest.raises(wire.InvalidInvocation) as caught:
+        wire.parse_request(payload)
+    return caught.value
+
+
+def test_blocking_calls_run_on_the_pool_started_before_serving() -> None:
+    """The API's thread policy: loading and ``/phonemize`` run on the service's own pool, whose
+    threads all exist before the first request (no thread started on the event loop)."""
+    loaded_on: list[str] = []
+
+    class Recording(ToneEngine):
+        def phonemize(self, text: str) -> str:
+            loaded_on.append(threading.current_thread().name)
+            return super().phonemize(text)
+
+    def factory() -> Recording:
+        loaded_on.append(threading.current_thread().name)
+        return Recording()
+
+    with ServerThread(create_model_app(factory, voice="tone")) as server:
+        assert wait_until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=10)
+        assert httpx.post(server.url + "/phonemize", json={"text": "ABC"}).json() == {"phonemes": "abc"}
+    assert len(loaded_on) == 2
+    assert all(name.startswith("model-blocking") for name in loaded_on), loaded_on

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speech import wire
+from facade import invocations_format as wire
 from speech.types import AudioChunk, WordTiming
 
 
@@ -79,7 +79,7 @@ def test_a_good_request_keeps_its_fields() -> None:
 
 
 def test_input_kind_round_trips_and_is_checked() -> None:
-    from speech.wire import InvocationRequest, WireError, parse_request
+    from facade.invocations_format import InvocationRequest, WireError, parse_request
 
     request = InvocationRequest(sentences=["həlˈoʊ"], input="ipa")
     assert parse_request(request.to_json()).input == "ipa"

@@ -1,4 +1,5 @@
-"""From a validated request to a ready-to-run synthesis plan: model, voice, format, rate.
+"""From a validated request to everything a synthesis needs (``ResolvedRequest``): model, voice,
+format, rate, the stream steps and the lexicons. Nothing here synthesizes.
 
 Shared by HTTP synthesis, the WebSockets and the self-hosted API, so each resolves a request the
 same way and raises the same errors.
@@ -15,10 +16,12 @@ import anyio
 from facade import errors as e
 from facade.deps import Principal, Services
 from facade.validation import MAX_TEXT_CHARS, SynthesisRequest
+from facade.vendor_controls import controls_for, steps_at_rate
 from scheduler.lexicons import UsedLexicon, for_request
 from speech.errors import PhonemesNotSupported
+from speech.stream_steps import StreamStep, steps_for_request
 from speech.synthesizer import Controls
-from speech.units import StreamStep, plan_request
+from speech.voices import Voice
 
 DEFAULT_MODEL = "mistv3"
 DEFAULT_RATE = 24000
@@ -28,10 +31,10 @@ TELEPHONY_RATE = 8000
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class ResolvedRequest:
     model_id: str  # the model that serves it (arcana -> coda after the switch)
     requested_model: str
-    voice: Any
+    voice: Voice
     lang: str
     units: list[StreamStep]
     controls: Controls
@@ -39,7 +42,7 @@ class Plan:
     lexicons: list[UsedLexicon] = field(default_factory=list)  # the lexicons applied, with their versions
 
 
-def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> Plan:
+def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> ResolvedRequest:
     requested = req.model_id or DEFAULT_MODEL
     now = services.now()
     catalog = services.catalog
@@ -50,7 +53,7 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         raise e.ApiError(403, e.FORBIDDEN)
     lang = voice.lang
     lexicons = request_lexicons(services, req, principal)
-    planned = plan_request(  # a TextError (bad markup, SSML, a lexicon) is the table's 400
+    planned = steps_for_request(  # a TextError (bad markup, SSML, a lexicon) is the table's 400
         req.text, lang, ssml=req.ssml, lexicons=[used.lexicon for used in lexicons],
         normalize_text=not req.no_text_normalization,
         pause_between_brackets=req.pause_between_brackets,
@@ -66,8 +69,9 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         speaker = unit.voice or voice
         if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.synthesizer.speaks_phonemes(speaker):
             raise PhonemesNotSupported(unit.speaker or req.speaker)
-    controls = Controls(time_scale=req.time_scale, speed_alpha=req.speed_alpha, model_id=model_id)
-    return Plan(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
+    controls = controls_for(model_id, time_scale=req.time_scale, speed_alpha=req.speed_alpha)
+    units = steps_at_rate(model_id, units)
+    return ResolvedRequest(model_id, requested, voice, lang, units, controls, planned.billed_text, lexicons)
 
 
 def request_lexicons(services: Services, req: SynthesisRequest, principal: Principal | None) -> list[UsedLexicon]:
@@ -107,11 +111,11 @@ async def in_engine_thread(services: Services, fn: Callable[..., T], *args: Any)
     event loop, holding none, and the pool's threads run at a lower CPU priority than the event
     loop (``facade.engine_pool``), so the API answers promptly while the streams share the cores.
     Like ``anyio.to_thread.run_sync``, a cancelled caller waits for its step to end (the step's
-    results are billed by whoever called it). The pool is the app's (``Services.open_pools``);
+    results are billed by whoever called it). The pool is the app's (``ServingPools.open``);
     services used outside an app, or with no slots, run steps on anyio's pool."""
-    if services.engine_pool is None:
+    if services.pools.engine is None:
         return await anyio.to_thread.run_sync(fn, *args)
-    return await services.engine_pool.run(fn, *args)
+    return await services.pools.engine.run(fn, *args)
 
 
 def default_rate(model_id: str, fmt_name: str) -> int:

@@ -1,6 +1,6 @@
-"""The ``/invocations`` wire format: lector's own, shared by the model service (``workers``) and its
-client (``facade.remote_engine``); it lives in ``speech`` because both may import it and it needs
-only numpy and ``speech.types``.
+"""The ``/invocations`` request and response format: lector's own, shared by the model service
+(``facade.model_service``) and its client (``facade.remote_engine``), both HTTP adapters, so it
+lives beside them and not in the synthesis core. It needs only numpy and ``speech.types``.
 
 Request (``POST /invocations``, ``Content-Type: application/json``)::
 
@@ -66,6 +66,11 @@ class WireError(SpeechError, ValueError):
     model service answers it as it answers a body that is not JSON."""
 
 
+class InvalidInvocation(WireError):
+    """A request body the model service refuses (400): the caller's mistake, where any other
+    ``WireError`` is a reply the API could not read (a server failure)."""
+
+
 @dataclass(frozen=True, slots=True)
 class InvocationRequest:
     sentences: list[str]
@@ -89,31 +94,31 @@ def _optional_number(payload: Mapping[str, Any], name: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise WireError(f"{name} must be a number")
+        raise InvalidInvocation(f"{name} must be a number")
     number = float(value)
     if not np.isfinite(number) or number < 0 or (name == "lengthScale" and number == 0):
-        raise WireError(f"{name} is out of range")
+        raise InvalidInvocation(f"{name} is out of range")
     return number
 
 
 def parse_request(payload: object) -> InvocationRequest:
-    """Check a decoded JSON body; ``WireError`` carries the message for the 400."""
+    """Check a decoded JSON body; ``InvalidInvocation`` carries the message for the 400."""
     if not isinstance(payload, dict):
-        raise WireError("body must be a JSON object")
+        raise InvalidInvocation("body must be a JSON object")
     sentences = payload.get("sentences")
     if not isinstance(sentences, list) or not sentences or not all(isinstance(s, str) for s in sentences):
-        raise WireError("sentences must be a non-empty list of strings")
+        raise InvalidInvocation("sentences must be a non-empty list of strings")
     if len(sentences) > MAX_SENTENCES:
-        raise WireError(f"at most {MAX_SENTENCES} sentences per request")
+        raise InvalidInvocation(f"at most {MAX_SENTENCES} sentences per request")
     voice = payload.get("voice")
     if voice is not None and not isinstance(voice, str):
-        raise WireError("voice must be a string")
+        raise InvalidInvocation("voice must be a string")
     encoding = payload.get("encoding") or "f32"
     if encoding not in ENCODINGS:
-        raise WireError(f"encoding must be one of {sorted(ENCODINGS)}")
+        raise InvalidInvocation(f"encoding must be one of {sorted(ENCODINGS)}")
     kind = payload.get("input") or "text"
     if kind not in INPUTS:
-        raise WireError(f"input must be one of {list(INPUTS)}")
+        raise InvalidInvocation(f"input must be one of {list(INPUTS)}")
     return InvocationRequest(
         sentences=list(sentences), voice=voice or None,
         length_scale=_optional_number(payload, "lengthScale"),

@@ -1,0 +1,173 @@
+"""Segments for listening while a book renders: the ``hls_segments`` step (queue ``cpu``).
+
+After every synthesize batch the lifecycle sends this step; it reads the chunks of the book's
+contiguous done prefix, cuts what they allow into segments (``scheduler.hls_index``: every
+6 s and at each chapter), encodes each as AAC in fragmented MP4 (``speech.audio.aac_frames``,
+``speech.audio.fmp4``), stores it under a deterministic key and then appends it to the index
+(``hls/index.json``) that the playlist route renders. A segment is listed only after its object
+is stored, and a listed one is never made again, so the playlist only grows.
+
+Why here and not on request in the API or inside the synthesize task: the API stays a reader of
+small objects (a playlist is one GET of the index, a segment one GET), a listener's first
+segment does not wait for an encoder, the engine's cores are not spent on AAC, and the work is
+bounded: each chunk is read once more and encoded at a few hundred times real time.
+
+The audio is the chunks as synthesized on the book's timeline (its pauses, the same edge fades
+as assembly), without the book's loudness gain, which is known only once the last chunk is: the
+finished download is normalised, the stream is the raw render. A chunk the QA check renders
+again after it was listed stays in the stream as first rendered.
+
+One maker per job at a time (``jobs.lock_hls``): a twin that finds the lock held leaves, and
+the holder looks once more after letting go, so no batch's chunks are left waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
+from scheduler.objects import (
+    chunk_audio_key,
+    chunk_meta_key,
+    hls_index_key,
+    hls_init_key,
+    hls_segment_key,
+    plan_key,
+)
+from scheduler.planning import Layout
+from scheduler.timeline import Timeline, faded
+from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
+from speech.audio.fmp4 import init_segment, media_segment
+from store.db import jobs as job_repo
+from store.db.session import SessionFactory
+from store.errors import ObjectNotFound
+from store.objects.base import ObjectStore
+from store.status import JobStatus
+
+log = logging.getLogger("lector.hls")
+
+#: The statuses in which a job's done chunks may still become segments.
+_STREAMING: Final = frozenset({JobStatus.RUNNING, JobStatus.ASSEMBLING, JobStatus.SUCCEEDED})
+INIT_CONTENT_TYPE: Final = "audio/mp4"
+SEGMENT_CONTENT_TYPE: Final = "audio/mp4"
+
+
+def read_index(objects: ObjectStore, job_id: uuid.UUID) -> StreamIndex | None:
+    """The job's live-playlist state; None before its first segment."""
+    try:
+        return StreamIndex.from_json(objects.get_bytes(hls_index_key(job_id)))
+    except ObjectNotFound:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    timeline: Timeline  # the done chunks
+    known: KnownAudio
+    total: int  # the book's chunks
+
+
+def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> _Prefix | None:
+    with sessions() as session:
+        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+        if job.status not in _STREAMING:
+            return None
+        durations = job_repo.chunk_durations(session=session, job_id=job_id)
+    prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
+    if not prefix:
+        return None
+    rate = int(json.loads(objects.get_bytes(chunk_meta_key(job_id, 0)))["sample_rate"])
+    lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
+    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths)
+    complete = prefix == len(durations)
+    following_pause = 0 if complete else int(round(layout.pauses_ms[prefix] * rate / 1000))
+    chapters = [
+        (mark.title, 0 if mark.chunk == 0 else timeline.offsets[mark.chunk] - timeline.pauses[mark.chunk])
+        for mark in layout.chapters if mark.chunk < prefix
+    ]
+    chapters += [(mark.title, timeline.end) for mark in layout.chapters if mark.chunk == prefix and prefix]
+    known = KnownAudio(rate, timeline.end + following_pause, timeline.end if complete else None, chapters)
+    return _Prefix(timeline, known, len(durations))
+
+
+class _Chunks:
+    """Chunks' faded audio by index, each read once while the segments that need it are made."""
+
+    def __init__(self, objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline) -> None:
+        self._objects, self._job_id, self._timeline = objects, job_id, timeline
+        self._held: dict[int, np.ndarray] = {}
+
+    def span(self, lo: int, hi: int) -> np.ndarray:
+        """The timeline's samples ``[lo, hi)`` as float32 (silence outside the chunks)."""
+        out = np.zeros(hi - lo, np.float32)
+        t = self._timeline
+        for index in list(self._held):
+            if t.offsets[index] + t.length(index) <= lo:
+                del self._held[index]  # behind every segment still to make
+        for index in range(max(0, bisect_right(t.offsets, lo) - 1), len(t.offsets)):
+            offset = t.offsets[index]
+            if offset >= hi:
+                break
+            end = offset + t.length(index)
+            if end <= lo:
+                continue
+            if index not in self._held:
+                pcm = np.frombuffer(self._objects.get_bytes(chunk_audio_key(self._job_id, index)), dtype="<i2")
+                self._held[index] = faded(pcm, t.native_rate)
+            audio = self._held[index]
+            a, b = max(lo, offset), min(hi, end, offset + len(audio))
+            if a < b:
+                out[a - lo : b - lo] = audio[a - offset : b - offset]
+        return out
+
+
+def _pass(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, *, dry: bool = False) -> int:
+    """Make (``dry``: count) the segments the done prefix allows beyond those listed."""
+    found = _done_prefix(sessions, objects, job_id)
+    if found is None:
+        return 0
+    known = found.known
+    index = read_index(objects, job_id) or StreamIndex(known.rate)
+    if index.complete:
+        return 0
+    if known.rate not in AAC_RATES or index.rate != known.rate:
+        log.warning("job %s: no live playlist for audio at %d Hz", job_id, known.rate)
+        return 0
+    planned = next_segments(index.cursor, known)
+    if dry or not planned:
+        return len(planned)
+    chunks = _Chunks(objects, job_id, found.timeline)
+    end = known.book_end if known.book_end is not None else known.known_end
+    for start, stop in planned:
+        lo, hi = max(0, start - PRE_ROLL), min(end, stop + POST_ROLL)
+        stretch = encode_stretch(chunks.span(lo, hi), lo, start, stop, known.rate)
+        number = len(index.segments)
+        if number == 0:
+            objects.put_bytes(hls_init_key(job_id), init_segment(known.rate, stretch.config), content_type=INIT_CONTENT_TYPE)
+        data = media_segment(number + 1, start, stretch.samples)
+        objects.put_bytes(hls_segment_key(job_id, number), data, content_type=SEGMENT_CONTENT_TYPE)
+        index = index.with_segment(start, stop, known.chapters, last=stop == known.book_end)
+        objects.put_bytes(hls_index_key(job_id), index.to_json(), content_type="application/json")
+    log.info("job %s: %d live segments, %.1f s listed", job_id, len(index.segments), index.cursor / known.rate)
+    return len(planned)
+
+
+def advance_stream(*, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> int:
+    """The ``hls_segments`` step: the segments made (0 when another step holds the job's lock)."""
+    made = 0
+    while True:
+        with sessions() as claim:
+            if not job_repo.lock_hls(session=claim, job_id=job_id):
+                return made  # the holder looks again after letting go
+            while step := _pass(sessions, objects, job_id):
+                made += step
+        if not _pass(sessions, objects, job_id, dry=True):
+            return made
