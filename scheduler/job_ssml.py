@@ -159,7 +159,7 @@ def ssml_chunks(document: str, lang: str, speakers: Speakers, *, sentence_ms: in
 
 
 def segments_of(steps: Sequence[Step]) -> list[Segment]:
-    """A chunk's steps back as the core's segments (for lexicons and ``speech.units``)."""
+    """A chunk's steps back as the core's segments (for lexicons and ``speech.stream_steps``)."""
     out: list[Segment] = []
     for s in steps:
         voicing = Voicing(rate=s.get("rate"), gain_db=s.get("gain_db", 0.0), lang=s.get("lang"))
