@@ -107,7 +107,8 @@ class _TimingWriter:
         for word in shifted:
             self._words.write(("" if self._first_word else ",") + json.dumps(word, ensure_ascii=False))
             self._first_word = False
-        for sentence in subtitles.timed_sentences(text, shifted, lang, normalize_text=normalize_text, runs=runs):
+        spoken = [w for w in shifted if not w.get("mark")]  # an SSML mark is named in the words, not a sentence's
+        for sentence in subtitles.timed_sentences(text, spoken, lang, normalize_text=normalize_text, runs=runs):
             entry = {
                 "text": sentence.text, "start": sentence.start, "end": sentence.end, **sentence.written_at(), **(voice or {})
             }

@@ -173,7 +173,10 @@ def attribute(paragraphs: Sequence[str], characters: Characters) -> list[list[St
             cue = _named_cue(narration[:120], names, characters)
             if cue and names is not None and names.match(narration.lstrip()):
                 exchange.spoke(cue)  # "Mr. Bennet replied that he had not.": a turn in reported speech
-            announced = mentioned[0] if mentioned and narration.rstrip().endswith(":") else None
+            elif mentioned and mentioned[0] in (exchange.last, exchange.other) and _REPORTED.search(narration) \
+                    and names is not None and names.match(narration.lstrip()):
+                exchange.spoke(mentioned[0])  # "Elizabeth could hardly help smiling as she assured her ...": her turn
+            announced = _announced(narration, names, characters, mentioned)
             out.append([Stretch(paragraph, None)] if paragraph.strip() else [])
             continue
         speaker = _speaker(pieces, narration, names, characters, exchange, announced)
@@ -184,6 +187,27 @@ def attribute(paragraphs: Sequence[str], characters: Characters) -> list[list[St
             stretches.append(Stretch(text, who))
         out.append(stretches)
     return out
+
+
+_REPORTED: Final = re.compile(rf"\b(?:he|she)\s+(?:\w+ly\s+)?(?:{_VERBS}|assured|told|admitted|owned|confessed)\b", re.IGNORECASE)
+
+
+def _announced(narration: str, names: re.Pattern[str] | None, characters: Characters, mentioned: Sequence[str]) -> str | None:
+    """The speaker a narration paragraph that leads into the next quote (it ends in a colon, a
+    comma or a dash) hands it to: the cast's character a speech tag in its last sentence names
+    ("... Lady Catherine then observed,"), else for a colon the first character it names
+    ("..., he suddenly addressed her with:")."""
+    tail = narration.rstrip()
+    if not tail.endswith((":", ",", "—")):
+        return None
+    last_sentence = _SENTENCE_BREAK.split(tail)[-1]
+    cue = _named_cue(last_sentence, names, characters)
+    if cue is not None and cue in characters.aliases.values():
+        return cue
+    return mentioned[0] if mentioned and tail.endswith(":") else None
+
+
+_SENTENCE_BREAK: Final = re.compile(r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMs\.)(?<=[.!?;])\s+")
 
 
 def _listeners(pieces: list[tuple[str, bool, str | None]], names: re.Pattern[str] | None, characters: Characters) -> list[str]:

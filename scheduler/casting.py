@@ -40,9 +40,10 @@ class Cast:
 
     @classmethod
     def from_params(cls, params: JobParams) -> Cast | None:
-        given = params.cast
-        if not given:
-            return None
+        return cls.from_stored(params.cast) if params.cast else None
+
+    @classmethod
+    def from_stored(cls, given: StoredCast) -> Cast:
         characters = {name: entry["voice"] for name, entry in given["characters"].items()}
         aliases = {name: list(entry.get("aliases", [])) for name, entry in given["characters"].items()}
         return cls(given["narrator"], given["dialogue"], characters, aliases)
@@ -121,12 +122,13 @@ def turns(paragraphs: Sequence[str], cast: Cast) -> list[Turn]:
     return [Turn(t.text.strip(), t.voice, t.speaker, t.paragraph_start) for t in out if t.text.strip()]
 
 
-def matched(samples: np.ndarray, rate: int, book_rate: int) -> np.ndarray:
+def matched(samples: np.ndarray, rate: int, book_rate: int, *, level_of: np.ndarray | None = None) -> np.ndarray:
     """A cast chunk at the book's rate and the common level: a Kokoro voice at 24 kHz and a VITS
     voice at 22.05 kHz, each as loud as the other, before the book's one gain. A chunk too short
-    to measure (under 400 ms) keeps its level."""
+    to measure (under 400 ms) keeps its level. ``level_of`` (at ``rate``): the audio the level is
+    measured on, when ``samples`` has an SSML volume in it that must survive the matching."""
     out = resample(samples, rate, book_rate) if rate != book_rate else samples.astype(np.float32)
-    loudness = integrated_loudness(out, book_rate)
+    loudness = integrated_loudness(out, book_rate) if level_of is None else integrated_loudness(level_of, rate)
     if math.isfinite(loudness):
         out = out * np.float32(10 ** ((CHUNK_LUFS - loudness) / 20))
     return np.asarray(out, dtype=np.float32)

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from scheduler.errors import TooManyJobs
 from scheduler.job_params import JobParams
+from scheduler.job_ssml import spoken_text
 from scheduler.objects import cover_key, source_key
 from scheduler.webhooks import check_url
 from speech.audio.m4b import cover_type
@@ -103,7 +104,8 @@ def submit_job(
             request_hash=request_hash,
             idempotency_key=idempotency_key,
             text_key=key,
-            characters=billed_characters(spec.text),  # what reading it whole bills (speech.billing)
+            characters=billed_characters(spoken_text(spec.text, spec.lang) if spec.ssml else spec.text),  # what
+            # reading it whole bills (speech.billing): an SSML document's spoken text, never its markup
             webhook_url=spec.webhook_url,
         )
         if created and max_active and job_repo.unfinished_jobs(session=session, account_id=account_id) > max_active:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Final, NotRequired, Self, TypedDict, cast
 
 #: Left out of the stored object while at their defaults (added after the first jobs were made).
-_OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery", "cast", "cover", "qa")
+_OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery", "cast", "cover", "qa", "ssml")
 
 
 class GivenChapter(TypedDict):
@@ -86,6 +86,7 @@ class JobParams:
     cast: StoredCast | None = None  # checked by scheduler.casting.check_cast
     cover: CoverRef | None = None  # set at intake from JobSpec.cover_image
     qa: bool = False  # the speech-recognition check of every chunk before assembly (scheduler.qa)
+    ssml: bool = False  # the text is a <speak> document, read with its markup (scheduler.job_ssml)
 
     @property
     def chapter_scope(self) -> bool:

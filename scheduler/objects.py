@@ -21,6 +21,7 @@ class TimedWord(TypedDict):
     end: float
     textOffset: NotRequired[int]  # where the word was written in the job's text (docs/api.md)
     textLength: NotRequired[int]
+    mark: NotRequired[bool]  # an SSML mark's name, not a spoken word (scheduler.job_ssml)
 
 
 class ChunkMeta(TypedDict):

@@ -34,6 +34,7 @@ from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.chunk_sources import chunk_runs
 from scheduler.job_params import JobParams
+from scheduler.job_ssml import Speakers, Step, plan_ssml
 from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
@@ -87,6 +88,7 @@ class Layout:
     speakers: list[str | None] = field(default_factory=list)  # and who it is (None: the narrator)
     # where each chunk was written in the job's text (scheduler.chunk_sources); empty: not known
     sources: list[Runs | None] = field(default_factory=list)
+    steps: list[list[Step]] = field(default_factory=list)  # an SSML job's stretches of each chunk (scheduler.job_ssml)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -96,6 +98,7 @@ class Layout:
                 "batches": self.batches,
                 **({"voices": self.voices, "speakers": self.speakers} if self.voices else {}),
                 **({"sources": self.sources} if self.sources else {}),
+                **({"steps": self.steps} if self.steps else {}),
             }
         ).encode()
 
@@ -109,6 +112,7 @@ class Layout:
             voices=list(data.get("voices", [])),
             speakers=list(data.get("speakers", [])),
             sources=[None if r is None else [(int(a), int(b)) for a, b in r] for r in data.get("sources", [])],
+            steps=list(data.get("steps", [])),
         )
 
 
@@ -175,6 +179,15 @@ def _split_cast(text: str, lang: str, sections: list[Section], pauses: Pauses, c
     return texts, layout
 
 
+def split_ssml(document: str, params: JobParams) -> tuple[list[str], Layout]:
+    """``split`` for an SSML job: every chunk has a voice (the job's, a ``voice`` switch's or a
+    cast character's) and its steps; a ``break`` or a paragraph's end is the pause before a chunk."""
+    cast = Cast.from_params(params)
+    speakers = Speakers(cast.narrator if cast is not None else params.speaker, cast)
+    plan = plan_ssml(document, params.lang or "en", speakers, sentence_ms=Pauses.from_params(params).sentence_ms)
+    return plan.texts, Layout(plan.pauses_ms, [], [], plan.voices, plan.speakers, steps=plan.steps)
+
+
 _PARAGRAPHS: Final = re.compile(r"\n[ \t\r\f\v]*\n")
 _SENTENCE_END: Final = re.compile(r"[.!?…][\"”’)]*\s*$")
 
@@ -232,20 +245,26 @@ def plan_job(
         job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.PLANNING)
         text = objects.get_bytes(job.text_key or source_key(job_id)).decode("utf-8")  # the key it was given
         params = JobParams.from_stored(job.params)
-        sections = sections_for(text, params)
         submitted = text
-        if params.delivery:  # a retailer's delivery opens and closes with credits
-            text, sections = credits.with_credits(text, sections, params)
-        texts, layout = split(
-            text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params),
-            cast=Cast.from_params(params),
-        )
+        credited: frozenset[int] = frozenset()
+        if params.ssml:  # a <speak> document: its chunks carry how they are spoken (scheduler.job_ssml)
+            texts, layout = split_ssml(text, params)
+        else:
+            sections = sections_for(text, params)
+            if params.delivery:  # a retailer's delivery opens and closes with credits
+                text, sections = credits.with_credits(text, sections, params)
+            texts, layout = split(
+                text, params.lang or "en", sections=sections, pauses=Pauses.from_params(params),
+                cast=Cast.from_params(params),
+            )
+            if params.delivery:
+                credited = frozenset(credits.credit_chunks(layout, len(texts)))
         lengths = {i: len(t) for i, t in enumerate(texts)}
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars, voices=layout.voices)
-        credited = frozenset(credits.credit_chunks(layout, len(texts))) if params.delivery else frozenset()
         layout = Layout(
             layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers,
-            chunk_runs(submitted, texts, skip=credited),
+            sources=chunk_runs(submitted, texts, skip=credited) if not params.ssml else [],
+            steps=layout.steps,
         )
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")
         # What each chunk bills (speech.billing): the chunks after the first carry the break before them.

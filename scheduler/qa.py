@@ -43,7 +43,7 @@ from scheduler.objects import (
     qa_report_key,
 )
 from scheduler.planning import Layout
-from scheduler.synthesis import Voicing, new_attempt, store_chunk
+from scheduler.synthesis import Voicing, chunk_units, new_attempt, render_units, store_chunk
 from scheduler.timeline import Timeline
 from speech.asr import score, threshold
 from speech.synthesizer import BatchSynthesizer, Controls, prepare
@@ -163,8 +163,9 @@ def redo_chunks(
     )
     # A cast book's chunk is read again by its own voice, brought to the book's rate as before.
     cast = Cast.from_params(params)
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None else None
-    book_rate = 0 if cast is None else synthesizer.engine(catalog.resolve(params.model_id, cast.narrator, params.lang)).sample_rate
+    layout = Layout.from_json(objects.get_bytes(plan_key(job_id))) if cast is not None or params.ssml else None
+    narrator = voice if cast is None else catalog.resolve(params.model_id, cast.narrator, params.lang)
+    book_rate = 0 if layout is None else synthesizer.engine(narrator).sample_rate
     done: list[int] = []
     keys = _keys(sessions, job_id)
     attempt = new_attempt()
@@ -174,13 +175,19 @@ def redo_chunks(
             continue
         meta = json.loads(objects.get_bytes(keys.meta_key(index)))
         text = meta.get("text", "")
-        sentences = prepare(text, params.lang, normalize_text=params.normalize)
         speaking = voice if layout is None else catalog.resolve(params.model_id, layout.voices[index], params.lang)
-        pieces = [piece for sentence in sentences for piece in synthesizer.synthesize(speaking, [sentence], controls)]
-        if not pieces:
+        gains: list[float] = []
+        if layout is not None and layout.steps:  # an SSML job's chunk: its steps again (scheduler.job_ssml)
+            units = chunk_units(text, layout.steps[index], params.lang, params.normalize, [])
+            pieces, gains = render_units(synthesizer, speaking, controls, [units])[0]
+        else:
+            sentences = prepare(text, params.lang, normalize_text=params.normalize)
+            pieces = [piece for sentence in sentences for piece in synthesizer.synthesize(speaking, [sentence], controls)]
+        sounding = [p for p in pieces if len(p.samples)]
+        if not sounding:
             continue
         voicing = None if layout is None else Voicing(layout.voices[index], layout.speakers[index], book_rate)
-        duration = store_chunk(objects, job_id, index, text, pieces, pieces[0].sample_rate, attempt, voicing)
+        duration = store_chunk(objects, job_id, index, text, pieces, sounding[0].sample_rate, attempt, voicing, gains)
         with sessions() as session:
             if not job_repo.set_chunk_duration(session=session, job_id=job_id, index=index, duration_s=duration,
                                                audio_key=chunk_audio_key(job_id, index, attempt)):

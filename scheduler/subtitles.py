@@ -64,6 +64,8 @@ def shifted(word: TimedWord, shift: float) -> TimedWord:
     out: TimedWord = {"word": word["word"], "start": round(shift + word["start"], 3), "end": round(shift + word["end"], 3)}
     if "textOffset" in word and "textLength" in word:
         out["textOffset"], out["textLength"] = word["textOffset"], word["textLength"]
+    if word.get("mark"):
+        out["mark"] = True  # an SSML mark: a name in the words, not a spoken word
     return out
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 
 import numpy as np
@@ -24,10 +24,11 @@ import numpy as np
 from scheduler import chunk_cache
 from scheduler.casting import Cast, matched
 from scheduler.job_params import JobParams
+from scheduler.job_ssml import Step, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
-from speech.stream_steps import StreamStep, located, steps_for_request
+from speech.stream_steps import StreamStep, located, plan_segments, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.offsets import Runs, placed
 from speech.text.pls import PronunciationLexicon
@@ -60,13 +61,19 @@ def join_sentences(
     chunks: list[AudioChunk], sample_rate: int, gap_ms: int = SENTENCE_GAP_MS, runs: Runs | None = None
 ) -> tuple[np.ndarray, list[TimedWord]]:
     """One chunk's sentences back to back with a short gap; word times shifted to the chunk start.
-    ``runs``: where the chunk's text stands in the job's text, which word offsets then count in."""
+    ``runs``: where the chunk's text stands in the job's text, which word offsets then count in.
+    A piece with no audio is an SSML ``mark``: its name is a word timing where it falls (flagged
+    ``mark``), and no gap is added for it."""
     gap = np.zeros(int(sample_rate * gap_ms / 1000), dtype=np.float32)
     parts: list[np.ndarray] = []
     words: list[TimedWord] = []
     offset = 0
-    for i, piece in enumerate(chunks):
-        if i:
+    for piece in chunks:
+        if not len(piece.samples):
+            words.extend({"word": w.word, "start": offset / sample_rate, "end": offset / sample_rate, "mark": True}
+                         for w in piece.words)
+            continue
+        if parts:
             parts.append(gap)
             offset += len(gap)
         start_s = offset / sample_rate
@@ -131,15 +138,21 @@ def new_attempt() -> str:
 
 def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
-    attempt: str, voicing: Voicing | None = None, runs: Runs | None = None, keep_as: tuple[uuid.UUID, str] | None = None,
+    attempt: str, voicing: Voicing | None = None, gains_db: Sequence[float] = (), runs: Runs | None = None,
+    keep_as: tuple[uuid.UUID, str] | None = None,
 ) -> float:
     """Audio and timings go to the store, under ``attempt``'s keys, before the chunk is marked
     done: a crash between leaves it pending, and the redo writes keys of its own; the mark
-    records the key of the attempt that won. ``keep_as`` (account, content key): also under the
-    account's chunk cache (``scheduler.chunk_cache``), for its later jobs."""
+    records the key of the attempt that won. ``gains_db``: an SSML job's volume of each piece,
+    applied after the chunk is brought to the book's level, so the volume asked is heard.
+    ``keep_as`` (account, content key): also under the account's chunk cache
+    (``scheduler.chunk_cache``), for its later jobs."""
     samples, words = join_sentences(pieces, rate, runs=runs)
+    level = samples
+    if any(gains_db):
+        samples, _ = join_sentences([_louder(p, g) for p, g in zip(pieces, gains_db, strict=True)], rate)
     if voicing is not None:
-        samples, rate = matched(samples, rate, voicing.book_rate), voicing.book_rate
+        samples, rate = matched(samples, rate, voicing.book_rate, level_of=level), voicing.book_rate
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     duration = len(samples) / rate
     objects.put_bytes(chunk_audio_key(job_id, index, attempt), pcm, content_type="audio/L16")
@@ -152,6 +165,12 @@ def store_chunk(
     if keep_as is not None:
         chunk_cache.keep(objects, keep_as[0], keep_as[1], pcm, meta)
     return duration
+
+
+def _louder(piece: AudioChunk, gain_db: float) -> AudioChunk:
+    if not gain_db:
+        return piece
+    return replace(piece, samples=(piece.samples * np.float32(10 ** (gain_db / 20))).clip(-1.0, 1.0))
 
 
 def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: JobParams) -> list[PronunciationLexicon]:
@@ -168,20 +187,52 @@ def job_lexicons(sessions: SessionFactory, account_id: uuid.UUID, params: JobPar
     return [u.lexicon for u in used]
 
 
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    index: int
+    text: str
+    pieces: list[AudioChunk]
+    gains_db: list[float]  # an SSML job's volume of each piece (scheduler.job_ssml); else empty
+
+
+def chunk_units(text: str, steps: list[Step] | None, lang: str, normalize_text: bool, lexicons: list[PronunciationLexicon]) -> list[StreamStep]:
+    """A chunk's units: its text's, or for an SSML job its steps' (rate, volume, language, marks)."""
+    if steps is None:
+        return steps_for_request(text, lang, lexicons=lexicons, normalize_text=normalize_text).units
+    return plan_segments(segments_of(steps), lang, lexicons=lexicons, normalize_text=normalize_text)
+
+
+def _plain(unit: StreamStep) -> bool:
+    """A unit the batched call can speak: text in the chunk's voice, language and speed."""
+    return bool(unit.text) and not (unit.phonemes or unit.mark or unit.pause_ms or unit.rate or unit.lang or unit.speed)
+
+
+def render_units(
+    synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, per_chunk: list[list[StreamStep]]
+) -> list[tuple[list[AudioChunk], list[float]]]:
+    """Each chunk's audio pieces, one per unit, and each piece's gain. The plain units of every
+    chunk go to the engine in one batched call; the others (phonemes, a rate, a language, a mark)
+    are rendered one by one between them, their volume left for ``store_chunk`` to apply."""
+    flat = [u.text for units in per_chunk for u in units if _plain(u)]
+    audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
+    out: list[tuple[list[AudioChunk], list[float]]] = []
+    for units in per_chunk:
+        pieces = [next(audio) if _plain(u) else synthesizer.render(voice, replace(u, gain_db=0.0), controls) for u in units]
+        out.append((pieces, [u.gain_db for u in units]))
+    return out
+
+
 def _render_group(
     synthesizer: BatchSynthesizer, voice: Voice, controls: Controls, group: list[tuple[int, str]],
     planned: Mapping[int, list[StreamStep]],
-) -> list[tuple[int, str, list[AudioChunk]]]:
-    """Each chunk's audio pieces, one per unit. The text units of the whole group go to the engine
-    in one batched call; units a lexicon turned into phonemes are spoken one by one between them."""
+) -> list[Rendered]:
+    """Each chunk's audio pieces, one per unit, located in the job's text (word offsets)."""
     per_chunk = [planned[index] for index, _ in group]
-    flat = [u.text for units in per_chunk for u in units if not u.phonemes]
-    audio = iter(synthesizer.synthesize(voice, flat, controls) if flat else [])
-    work: list[tuple[int, str, list[AudioChunk]]] = []
-    for (index, text), units in zip(group, per_chunk, strict=True):
-        pieces = [located(synthesizer.render(voice, u, controls) if u.phonemes else next(audio), u) for u in units]
-        work.append((index, text, pieces))
-    return work
+    rendered = render_units(synthesizer, voice, controls, per_chunk)
+    return [
+        Rendered(index, text, [located(p, u) for p, u in zip(pieces, units, strict=True)], gains if any(gains) else [])
+        for (index, text), units, (pieces, gains) in zip(group, per_chunk, rendered, strict=True)
+    ]
 
 
 def synthesize_batch(
@@ -210,7 +261,7 @@ def synthesize_batch(
     voice = catalog.resolve(params.model_id, params.speaker, params.lang)
     cast = Cast.from_params(params)
     plan = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    layout = plan if cast is not None else None
+    layout = plan if cast is not None or params.ssml else None
     narrator = voice if cast is None else catalog.resolve(params.model_id, cast.narrator, params.lang)
     book_rate = synthesizer.engine(narrator).sample_rate  # a cast's voices all come to the narrator's rate
     controls = Controls(
@@ -219,7 +270,8 @@ def synthesize_batch(
     )
     lang = params.lang
     lexicons = job_lexicons(sessions, account_id, params)
-    units = {i: steps_for_request(text, lang, lexicons=lexicons, normalize_text=params.normalize).units for i, text in todo}
+    steps = plan.steps if params.ssml else []  # an SSML job's stretches of each chunk (scheduler.job_ssml)
+    units = {i: chunk_units(text, steps[i] if steps else None, lang, params.normalize, lexicons) for i, text in todo}
     keys = {
         i: chunk_cache.content_key(
             _speaking(catalog, params, voice, layout, i), units[i], controls, lang=lang, stored_rate=book_rate,
@@ -244,31 +296,31 @@ def synthesize_batch(
             return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id, reused=len(reused))
         speaking = voice if group_voice is None else catalog.resolve(params.model_id, group_voice, params.lang)
         work = _render_group(synthesizer, speaking, controls, group, units)
-        rate = next((p.sample_rate for _, _, pieces in work for p in pieces), synthesizer.engine(speaking).sample_rate)
+        rate = next((p.sample_rate for w in work for p in w.pieces if len(p.samples)), synthesizer.engine(speaking).sample_rate)
         # Look again before writing: a chunk another host stored and marked meanwhile (this task
         # was redelivered while its host was frozen, and the host has woken up) needs nothing
         # more. This only saves the writes: one that comes late anyway (the host froze between
         # this look and its PUT) lands under this attempt's keys, which no row names.
         with sessions() as session:
-            pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w[0] for w in work])
-        work = [w for w in work if w[0] in pending_now]
+            pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w.index for w in work])
+        work = [w for w in work if w.index in pending_now]
         if not work:
             continue
         voicings: list[Voicing | None] = [  # after the look: one for each chunk still to write
-            None if layout is None or cast is None else Voicing(layout.voices[i], layout.speakers[i], book_rate)
-            for i, _, _ in work
+            None if layout is None or not layout.voices else Voicing(layout.voices[w.index], layout.speakers[w.index], book_rate)
+            for w in work
         ]
         # The writes are latency (an S3 PUT, a local fsync), so the group's go out together.
         with ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="store-chunk") as pool:
             durations = list(
                 pool.map(
-                    store_chunk, repeat(objects), repeat(job_id), [w[0] for w in work], [w[1] for w in work],
-                    [w[2] for w in work], repeat(rate), repeat(attempt), voicings,
-                    [plan.sources[i] if i < len(plan.sources) else None for i, _, _ in work],
-                    [(account_id, keys[w[0]]) for w in work],
+                    store_chunk, repeat(objects), repeat(job_id), [w.index for w in work], [w.text for w in work],
+                    [w.pieces for w in work], repeat(rate), repeat(attempt), voicings, [w.gains_db for w in work],
+                    [plan.sources[w.index] if w.index < len(plan.sources) else None for w in work],
+                    [(account_id, keys[w.index]) for w in work],
                 )
             )
-        stored = [(index, text, d) for (index, text, _), d in zip(work, durations, strict=True)]
+        stored = [(w.index, w.text, d) for w, d in zip(work, durations, strict=True)]
         # One transaction for the group: its chunks marked done and billed together, in a fixed
         # few statements (a GPU group holds ~40 chunks).
         with sessions() as session:

@@ -82,6 +82,13 @@ def steps_for_request(
     return StreamSteps(_steps(segments, lang, normalize_text), billed)
 
 
+def plan_segments(
+    segments: Sequence[Segment], lang: str, *, lexicons: Sequence[PronunciationLexicon] = (), normalize_text: bool = True
+) -> list[StreamStep]:
+    """Units of segments already parsed (an SSML job's chunk, kept as its steps in the job's plan)."""
+    return _steps(apply_lexicons(list(segments), lexicons, lang), lang, normalize_text)
+
+
 def _steps(segments: Sequence[Segment], lang: str, normalize_text: bool) -> list[StreamStep]:
     units: list[StreamStep] = []
     for segment in segments:

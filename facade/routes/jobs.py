@@ -32,12 +32,13 @@ from facade.validation import parse_json_body, parse_request
 from facade.vendor_controls import speed_rate
 from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, qa, retention
-from scheduler.casting import check_cast
+from scheduler.casting import Cast, check_cast
 from scheduler.job_params import JobParams
+from scheduler.job_ssml import Speakers, phoneme_voices, spoken_text, voice_names
 from scheduler.lexicons import for_request
 from scheduler.objects import compliance_key, source_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
-from scheduler.sources import ssml_to_text as job_text_from_ssml
+from speech.errors import PhonemesNotSupported
 from speech.synthesizer import prepare
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
@@ -124,9 +125,12 @@ def _clean_controls(payload: dict[str, Any]) -> dict[str, Any]:
 _SPEECH_WINDOW: Final = 5000
 
 
-def _has_speech(text: str, lang: str, *, normalize: bool) -> bool:
+def _has_speech(text: str, lang: str, *, normalize: bool, ssml: bool = False) -> bool:
     """Whether any of the text is left to say once normalised (``* * *`` alone is not): a window
-    at a time, so a book answers after its first few thousand characters."""
+    at a time, so a book answers after its first few thousand characters. An SSML document's
+    spoken text, not its markup."""
+    if ssml:
+        text = spoken_text(text, lang)
     return any(
         prepare(text[at : at + _SPEECH_WINDOW], lang, normalize_text=normalize)
         for at in range(0, len(text), _SPEECH_WINDOW)
@@ -147,14 +151,24 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
     requested = req.model_id or DEFAULT_MODEL
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
-    text = job_text_from_ssml(req.text, voice.lang) if req.ssml else req.text
+    if req.ssml and (job.chapters is not None or job.delivery is not None):
+        raise e.ApiError(400, "an SSML job takes neither chapters nor delivery (they count characters of plain text)")
     cast = None
     if job.cast is not None:
         cast = check_cast(job.cast, req.speaker)  # InvalidCast: the table's 400
         for name in {cast["narrator"], cast["dialogue"], *(c["voice"] for c in cast["characters"].values())}:
             services.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
+    if req.ssml:  # SsmlError (an element, attribute or value lector does not take): the table's 400 with its position
+        characters = {n for c, m in (cast or {"characters": {}})["characters"].items() for n in (c, *m["aliases"])}
+        for name in voice_names(req.text, voice.lang):
+            if name not in characters:
+                services.catalog.resolve(model_id, name, voice.lang)  # a <voice> another voice of the model
+        speakers = Speakers(cast["narrator"], Cast.from_stored(cast)) if cast else Speakers(req.speaker)
+        for name in phoneme_voices(req.text, voice.lang, speakers):  # as /v1/service-tts: a formant voice is a 400
+            if not services.synthesizer.speaks_phonemes(services.catalog.resolve(model_id, name, voice.lang)):
+                raise PhonemesNotSupported(name)
     return intake.JobSpec(
-        text=text, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
+        text=req.text, ssml=req.ssml, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
         time_scale=req.time_scale, speed_alpha=speed_rate(model_id, req.speed_alpha), format=job.format, webhook_url=job.webhook_url,
         title=job.title, author=job.author, normalize=not req.no_text_normalization,
         skip_front_matter=job.skip_front_matter, chapters=chapters, pauses=job.given_pauses,
@@ -201,7 +215,7 @@ async def submit(
     spec = _spec(services, payload, qa_default=principal.qa_default)
     if not principal.may_use(model=spec.model_id):
         raise e.ApiError(403, e.FORBIDDEN)
-    if not await services.offload(_has_speech, spec.text, spec.lang, normalize=spec.normalize):
+    if not await services.offload(_has_speech, spec.text, spec.lang, normalize=spec.normalize, ssml=spec.ssml):
         raise e.ApiError(400, e.TEXT_EMPTY)  # else a job that "succeeds" with no chunks
     view, created = await services.offload(_submit, services, principal, spec, idempotency_key)
     # A replay answers as the first submission did (202), flagged the way Stripe flags replays.

@@ -483,6 +483,110 @@ def test_an_acx_delivery_shows_its_compliance_report_and_downloads_its_zip(conso
     screenshot(console, "console-acx")
 
 
+CAST_BOOK = "The rain had stopped.\n\n“Shall we walk to the village?” said Lizzy.\n\n“If you like,” someone answered."
+
+
+def _job(console: Console, short_id: str) -> dict[str, Any]:
+    auth = {"Authorization": f"Bearer {console.api_key}"}
+    jobs = httpx.get(f"{console.stack.api_url}/v1/jobs?limit=10", headers=auth, timeout=30).json()["jobs"]
+    [job] = [j for j in jobs if j["id"].startswith(short_id)]
+    return job  # type: ignore[no-any-return]
+
+
+def test_a_cast_is_set_up_and_every_voice_heard_before_the_book_renders(console: Console) -> None:
+    """The narrator is the book's voice; Elizabeth (called Lizzy in the text) gets nora, other
+    dialogue ivy. Each voice's sample plays in the page before the book is submitted, and the
+    finished book's timestamps name the voice of each sentence."""
+    open_page(console, "books")
+    fill(console, "API key", console.api_key)
+    console.driver.execute_script("arguments[0].value = ''", control(console, "Book file"))
+    fill(console, "Book text", CAST_BOOK)
+    Select(control(console, "Model")).select_by_value("coda")
+    Select(control(console, "Language")).select_by_value("eng")
+    Select(control(console, "Voice")).select_by_value("joe")
+    Select(control(console, "Format")).select_by_value("mp3")
+    control(console, "Read dialogue with a cast").click()
+    control(console, "Add character").click()
+    fill(console, "Character 1 name", "Elizabeth")
+    fill(console, "Character 1 aliases", "Lizzy, Eliza")
+    wait_for(console, "return [...document.querySelectorAll('#cast-dialogue option')].some(o => o.value === 'ivy')", 10,
+             "the dialogue voice has no choices")
+    Select(control(console, "Character 1 voice")).select_by_value("nora")
+    Select(control(console, "Dialogue voice")).select_by_value("ivy")
+    for button, voice in (("Hear character 1", "nora"), ("Hear narrator", "joe"), ("Hear dialogue voice", "ivy")):
+        control(console, button).click()
+        seconds = wait_for(
+            console,
+            f"const a = document.getElementById('cast-sample'); return a.dataset.voice === '{voice}'"
+            " && a.readyState >= 1 && Number.isFinite(a.duration) && a.duration",
+            60, f"no sample of {voice}",
+        )
+        assert seconds > 1.0
+    screenshot(console, "console-cast")
+    job = _job(console, submit_and_follow(console))
+    assert job["cast"] == {"narrator": "joe", "dialogue": "ivy",
+                           "characters": {"Elizabeth": {"voice": "nora", "aliases": ["Lizzy", "Eliza"]}}}
+    auth = {"Authorization": f"Bearer {console.api_key}"}
+    stamps = httpx.get(f"{console.stack.api_url}/v1/jobs/{job['id']}/timestamps.json", headers=auth, timeout=30).json()
+    voiced = {s["text"]: s["voice"] for s in stamps["sentences"]}
+    assert voiced["“Shall we walk to the village?”"] == "nora" and voiced["The rain had stopped."] == "joe"
+    assert voiced["“If you like,”"] == "ivy"
+    # a character row without a name is the page's own message, nothing sent
+    control(console, "Add character").click()
+    control(console, "Submit").click()
+    assert wait_for(console, "const e = document.getElementById('book-error'); return !e.hidden && e.textContent", 5,
+                    "no message") == "every character needs a name (or remove the row)"
+    control(console, "Remove character 2").click()
+    control(console, "Read dialogue with a cast").click()  # the next test's book has no cast
+
+
+PLS_PAGE = ('<?xml version="1.0" encoding="UTF-8"?>\n<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" '
+            'alphabet="ipa" xml:lang="en-US">\n{}\n</lexicon>')
+
+
+def test_lexicons_are_saved_listed_opened_and_deleted_as_with_the_cli(console: Console) -> None:
+    auth = {"Authorization": f"Bearer {console.api_key}"}
+    api = f"{console.stack.api_url}/v1/lexicons"
+    open_page(console, "lexicons")
+    fill(console, "API key", console.api_key)
+    control(console, "Refresh").click()
+    wait_for(console, "return !document.getElementById('lexicons-empty').hidden", 10, "an empty list is not said")
+    fill(console, "Lexicon name", "places")
+    first = PLS_PAGE.format("<lexeme><grapheme>NYC</grapheme><alias>New York City</alias></lexeme>")
+    console.driver.execute_script("arguments[0].value = arguments[1]", control(console, "PLS document"), first)
+    control(console, "Save version").click()
+    wait_for(console, "return document.querySelector('#lexicons-body tr[data-lexicon=\"places\"]')", 10, "not listed")
+    assert httpx.get(api, headers=auth, timeout=30).json()["lexicons"][0] | {"createdAt": ""} == {
+        "name": "places", "version": 1, "lang": "en", "lexemes": 1, "sizeBytes": len(first.encode()),
+        "default": False, "createdAt": ""}
+    second = PLS_PAGE.format("<lexeme><grapheme>NYC</grapheme><alias>Gotham</alias></lexeme>"
+                             "<lexeme><grapheme>Nguyen</grapheme><phoneme>wɪn</phoneme></lexeme>")
+    console.driver.execute_script("arguments[0].value = arguments[1]", control(console, "PLS document"), second)
+    control(console, "Use by default").click()
+    control(console, "Save version").click()
+    wait_for(console, "return document.getElementById('lexicon-status').textContent.includes('version 2')", 10, "no v2")
+    listed = httpx.get(api, headers=auth, timeout=30).json()["lexicons"]
+    assert [(x["name"], x["version"], x["lexemes"], x["default"]) for x in listed] == [("places", 2, 2, True)]
+    # a malformed PLS: the API's own 400, which names the line
+    broken = PLS_PAGE.format("<lexeme><grapheme>NYC</grapheme>")
+    expected = httpx.put(f"{api}/places", headers=auth, content=broken, timeout=30)
+    assert expected.status_code == 400
+    console.driver.execute_script("arguments[0].value = arguments[1]", control(console, "PLS document"), broken)
+    control(console, "Save version").click()
+    shown = wait_for(console, "const e = document.getElementById('lexicon-error'); return !e.hidden && e.textContent", 10,
+                     "no error shown")
+    assert shown == expected.text and "line" in shown
+    # opened: the newest version's document back in the editor
+    console.driver.execute_script("arguments[0].value = ''", control(console, "PLS document"))
+    control(console, "Open lexicon places").click()
+    wait_for(console, "return document.getElementById('lexicon-content').value.includes('Gotham')", 10, "not opened")
+    assert console.driver.execute_script("return document.getElementById('lexicon-content').value") == second
+    screenshot(console, "console-lexicons")
+    control(console, "Delete lexicon places").click()
+    wait_for(console, "return !document.querySelector('#lexicons-body tr')", 10, "still listed")
+    assert httpx.get(api, headers=auth, timeout=30).json() == {"lexicons": []}
+
+
 def test_the_usage_chart_totals_equal_the_apis_figures(console: Console) -> None:
     open_page(console, "usage")
     fill(console, "API key", console.api_key)
@@ -669,10 +773,10 @@ def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console)
 
 def test_every_control_has_an_accessible_name_and_the_csp_holds(console: Console) -> None:
     unnamed: dict[str, list[str]] = {}
-    for page in ("playground", "books", "usage", "admin"):
+    for page in ("playground", "books", "lexicons", "usage", "admin"):
         open_page(console, page)
         unnamed[page] = console.driver.execute_script(UNNAMED_CONTROLS)
-    assert unnamed == {"playground": [], "books": [], "usage": [], "admin": []}
+    assert unnamed == {"playground": [], "books": [], "lexicons": [], "usage": [], "admin": []}
     broken = [
         entry["message"]
         for entry in console.driver.get_log("browser")

@@ -3,10 +3,11 @@
 import { secrets } from "./api.js";
 import { initAdmin } from "./admin.js";
 import { initBooks } from "./books.js";
+import { initLexicons } from "./lexicons.js";
 import { initPlayground } from "./playground.js";
 import { initUsage } from "./usage.js";
 
-const PAGES = { playground: initPlayground, books: initBooks, usage: initUsage, admin: initAdmin };
+const PAGES = { playground: initPlayground, books: initBooks, lexicons: initLexicons, usage: initUsage, admin: initAdmin };
 const started = new Set();
 const hooks = {};
 

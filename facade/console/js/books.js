@@ -2,6 +2,7 @@
 // progress, cancel, list the account's jobs, and open a finished one: player, chapters, downloads.
 
 import { ApiError, call, el, json, saveBlob, secrets, showError } from "./api.js";
+import { castEditor } from "./cast.js";
 import { listen } from "./live.js";
 import { voicePicker } from "./voices.js";
 
@@ -29,6 +30,7 @@ export function initBooks() {
     listen: $("book-listen"), live: $("book-live"), liveText: $("book-live-text"), liveChapters: $("book-live-chapters"),
   };
   voicePicker(ui.model, ui.lang, ui.voice);
+  const cast = castEditor(ui.model, ui.lang, ui.voice, ui.error);
   let following = null;
   let timer = null;
 
@@ -246,6 +248,8 @@ export function initBooks() {
     const options = { speaker: ui.voice.value, modelId: ui.model.value, lang: ui.lang.value, format: ui.format.value };
     for (const name of ["title", "author", "delivery"]) if (ui[name].value.trim()) options[name] = ui[name].value.trim();
     const loudness = ui.loudness.value;
+    let castValue;
+    try { castValue = cast.value(); } catch (exc) { showError(ui.error, exc.message); return; }
     let body;
     if (ui.file.files.length) {
       body = new FormData();
@@ -254,9 +258,11 @@ export function initBooks() {
       if (loudness) body.append("loudness", loudness);
       body.append("skipFrontMatter", String(ui.skip.checked));
       body.append("qa", String(ui.qa.checked));
+      if (castValue) body.append("cast", JSON.stringify(castValue));
     } else {
       body = { ...options, text: ui.text.value, skipFrontMatter: ui.skip.checked, qa: ui.qa.checked };
       if (loudness) body.loudness = Number(loudness);
+      if (castValue) body.cast = castValue;
     }
     ui.submit.disabled = true;
     try {

@@ -20,6 +20,12 @@ function fill(select, items, keep) {
   if (items.some(([value]) => value === previous)) select.value = previous;
 }
 
+/** The voices of a model in a language, neural first (the cast editor's choices). */
+export async function voicesFor(modelId, lang) {
+  const list = (await load()).filter((v) => v.modelId === modelId && v.lang === lang);
+  return list.sort((a, b) => Number(isFallback(a)) - Number(isFallback(b)) || a.speaker.localeCompare(b.speaker));
+}
+
 /** Wire three selects; `initial` picks the first model, language and voice shown. */
 export async function voicePicker(model, lang, voice, initial = { model: "coda", lang: "eng", voice: "joe" }) {
   const all = await load();

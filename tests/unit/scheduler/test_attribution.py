@@ -14,10 +14,25 @@ def _speakers(paragraphs: list[str], characters: Characters = CAST) -> list[str 
 
 
 def test_attribution_on_the_annotated_chapters_stays_above_the_target() -> None:
-    score = measure("all")  # chapters 1-3 (the rules were written against them) and 56 (held out)
-    assert score.quotes >= 110
+    score = measure("all")  # chapters 1-3 and 29 (the rules were tuned on them) and 56 (held out)
+    assert score.quotes >= 140
     assert score.precision >= TARGET, score.misses
     assert score.recall >= TARGET, score.misses
+    held_out = measure("held_out")
+    assert held_out.quotes >= 55
+    assert held_out.precision >= TARGET and held_out.recall >= TARGET, held_out.misses
+
+
+def test_a_narration_ending_in_a_speech_tag_hands_the_next_quote_to_its_speaker() -> None:
+    text = ["“Shall we walk?” said Elizabeth.", "“If you wish,” said Darcy.",
+            "She asked him a great many things. Mrs. Bennet then observed,", "“You are all very quiet.”"]
+    assert _speakers(text)[-1] == "Mrs. Bennet"
+
+
+def test_a_reported_answer_is_a_turn_of_the_exchange() -> None:
+    text = ["“Shall we walk?” said Mr. Darcy.", "“If you wish,” said Elizabeth.", "“Then come.”",
+            "Elizabeth could hardly help smiling as she assured him that she would.", "“Good. We go at noon.”"]
+    assert _speakers(text)[-1] == "Mr. Darcy"
 
 
 def test_a_speech_tag_after_the_quote_names_the_speaker() -> None:

@@ -23,7 +23,7 @@ EVERYTHING = JobParams(
     skip_front_matter=True, chapters=[{"title": "One", "start": 0}], pauses={"sentence": 300},
     loudness_lufs=-16.0, loudness_scope="chapter", lexicons=[{"name": "names", "version": 2}], delivery="acx",
     cast={"narrator": "joe", "characters": {"Elizabeth": {"voice": "nora", "aliases": []}}, "dialogue": "ivy"},
-    cover={"type": "image/png", "sha256": "0" * 64}, qa=True,
+    cover={"type": "image/png", "sha256": "0" * 64}, qa=True, ssml=True,
 )
 
 
@@ -37,7 +37,7 @@ def test_every_option_survives_the_row() -> None:
 def test_options_added_later_are_left_out_at_their_defaults() -> None:
     """A row written before an option existed, and a repeat of its request today, hash the same."""
     stored = JobParams(speaker="joe", model_id="mistv3", lang="en").to_stored()
-    later = {"skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery", "cast", "cover", "qa"}
+    later = {"skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery", "cast", "cover", "qa", "ssml"}
     assert not later & stored.keys()
     assert {f.name for f in fields(JobParams)} - later <= stored.keys()
     assert later <= EVERYTHING.to_stored().keys()

@@ -129,3 +129,34 @@ def test_an_epub_cover_and_table_of_contents_are_read(version: int) -> None:
 def test_a_cover_that_is_not_an_image_is_left_out() -> None:
     data = build_epub(3, cover=b"<svg>not a raster image</svg>")
     assert epub_to_book(data).cover is None
+
+
+NCX_DOCTYPE = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE ncx PUBLIC "-//NISO//DTD ncx 2005-1//EN" '
+               '"http://www.daisy.org/z3986/2005/ncx-2005-1.dtd">\n')
+
+
+def _with_ncx(ncx_head: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(build_epub(2)), "r") as src, zipfile.ZipFile(buffer, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(".ncx"):
+                data = ncx_head.encode() + data
+            dst.writestr(info, data)
+    return buffer.getvalue()
+
+
+def test_an_ncx_with_its_standard_doctype_is_read() -> None:
+    """Project Gutenberg's and Calibre's EPUB 2 books open their NCX so."""
+    book = epub_to_book(_with_ncx(NCX_DOCTYPE))
+    assert [c["title"] for c in book.chapters] == [name for name, _ in CHAPTERS]
+
+
+@pytest.mark.parametrize("head", [
+    NCX_DOCTYPE.replace('.dtd">', '.dtd" [<!ENTITY x "y">]>'),
+    '<!DOCTYPE ncx SYSTEM "http://127.0.0.1:9/evil.dtd">',
+    '<!DOCTYPE ncx [<!ENTITY secret SYSTEM "file:///etc/passwd">]>',
+], ids=["internal-subset", "other-dtd", "entity"])
+def test_any_other_doctype_in_an_ncx_is_still_refused(head: str) -> None:
+    with pytest.raises(SourceError, match="refused"):
+        epub_to_book(_with_ncx(head))
