@@ -244,6 +244,9 @@ _AR_DOT_RE: Final = re.compile(r"([aiu])\.(?!$)")
 _HI_DOT_RE: Final = re.compile(r"r\.(?!$)(h?)")
 _HI_FINAL_DOT_RE: Final = re.compile(r"r\.$")
 _SPACES_RE: Final = re.compile(r" {2,}")
+_AR_CONSONANT: Final = r"([^\W\d_ˈˌːaeiouɑ])"
+_TRIPLED_RE: Final = re.compile(_AR_CONSONANT + r"\1\1+")
+_AR_GEMINATE_RE: Final = re.compile(_AR_CONSONANT + r"\1?ː")
 
 
 def _lang_key(lang: str) -> tuple[str, bool]:
@@ -363,6 +366,12 @@ def to_kokoro(ipa: str, lang: str) -> str:
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)
         text = _join_pairs(text, _DIGRAPH_RE[code])
     text = _apply_symbol_map(_compose(text))
+    if code == "ar":
+        # Shadda (gemination): eSpeak NG assimilates al- to a sun letter and doubles the letter
+        # for its shadda as well (السَّكَّرَ: ʔasssakːara), and elsewhere writes a long consonant
+        # (kː, t̪ː, ssː). Kokoro learned geminates as doubled letters (Italian fatto, Japanese
+        # sokuon): one doubled letter each.
+        text = _AR_GEMINATE_RE.sub(r"\1\1", _TRIPLED_RE.sub(r"\1\1", text))
     return _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", _SPACES_RE.sub(" ", text)).strip()
 
 
