@@ -244,6 +244,12 @@ _AR_DOT_RE: Final = re.compile(r"([aiu])\.(?!$)")
 _HI_DOT_RE: Final = re.compile(r"r\.(?!$)(h?)")
 _HI_FINAL_DOT_RE: Final = re.compile(r"r\.$")
 _SPACES_RE: Final = re.compile(r" {2,}")
+# French: eSpeak NG puts a liaison z after a word that already ends in a spoken consonant
+# (vacances à: vakɑ̃sz a; tables en: tablz ɑ̃; portes ouvertes: pɔʁtz), a cluster French does
+# not have; leurs amis (lœʁz) is a real liaison and stays. And for -ouent, -oues it writes the
+# glide with no vowel after it (jouent: ʒw, louent une: lwt yn, roues: ʁwz), where French says u.
+_FR_LIAISON_AFTER_CONSONANT_RE: Final = re.compile(r"(?<=[pbtdkɡgfvszʃʒlmɲ])z(?=\s|$)")
+_FR_W_WITHOUT_VOWEL_RE: Final = re.compile(r"w(?![ˈˌ]?[aɑeɛioɔuyøœə])")
 _AR_CONSONANT: Final = r"([^\W\d_ˈˌːaeiouɑ])"
 _TRIPLED_RE: Final = re.compile(_AR_CONSONANT + r"\1\1+")
 _AR_GEMINATE_RE: Final = re.compile(_AR_CONSONANT + r"\1?ː")
@@ -352,6 +358,9 @@ def to_kokoro(ipa: str, lang: str) -> str:
             # ت: leaving hamza and ʿain out took Arabic's character error from 0.48 to 0.37.
             text = text.replace("ʔ", "").replace("ʕ", "").replace("ʢ", "").replace("ʡ", "")
 
+        elif code == "fr":
+            text = _FR_LIAISON_AFTER_CONSONANT_RE.sub("", text)
+            text = _FR_W_WITHOUT_VOWEL_RE.sub("u", text)
         elif code == "nl":
             # Dutch r is mostly a tap; eSpeak writes r, which Kokoro learned as the Spanish and
             # Italian trill (perro, terra). ɾ, Kokoro's tap (pero), took the Dutch voices' error on
