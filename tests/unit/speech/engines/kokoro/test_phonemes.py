@@ -208,7 +208,11 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         # French typography's space before ? ! : ; goes: Kokoro never saw one there
         ("bˈys ? ʒə di : wˈi !", "fr", "bˈys? ʒə di: wˈi!"),
         # French liaison z after a spoken consonant goes (lœʁz stays); a glide with no vowel is u
-        ("de- vakˈɑ̃sz a le- pˈɔʁtz uvˈɛʁt de- tˈablz ɑ̃ lœʁz amˈi", "fr", "de vakˈɑ̃s a le pˈɔʁt uvˈɛʁt de tˈabl ɑ̃ lœʁz amˈi"),
+        (
+            "de- vakˈɑ̃sz a le- pˈɔʁtz uvˈɛʁt de- tˈablz ɑ̃ lœʁz amˈi",
+            "fr",
+            "de vakˈɑ̃s a le pˈɔʁt uvˈɛʁt de tˈabl ɑ̃ lœʁz amˈi",
+        ),
         ("le-z ɑ̃fˈɑ̃ ʒw dɑ̃ il lˈwt yn le- ʁˈwz bwˈa lwɛ̃", "fr", "lez ɑ̃fˈɑ̃ ʒu dɑ̃ il lˈut yn le ʁˈuz bwˈa lwɛ̃"),
         # NFC in, vocab out: ç composed, nasal vowels keep Kokoro's own tilde
         (unicodedata.normalize("NFD", "ɡaʁsˈɔ̃ ça"), "fr", "ɡaʁsˈɔ̃ ça"),
