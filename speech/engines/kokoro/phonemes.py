@@ -503,6 +503,9 @@ def _japanese() -> _JapaneseFrontEnd:
 # eSpeak NG drops the Arabic question mark, comma and semicolon (its punctuation is Latin), and
 # with them the question's rise and the pause: they are given to it in Latin form.
 _ARABIC_PUNCTUATION: Final = str.maketrans({"؟": "?", "،": ",", "؛": ";"})
+# Likewise the Devanagari danda (।, ॥) ends a Hindi sentence and eSpeak NG drops it, so Kokoro
+# heard every Hindi sentence run on with no full stop: it is given as one.
+_DEVANAGARI_PUNCTUATION: Final = str.maketrans({"।": ".", "॥": "."})
 
 
 # --- the phonemizer -------------------------------------------------------------------------
@@ -537,6 +540,8 @@ class KokoroPhonemizer:
             return to_kokoro(_japanese().sentence(text), "ja")
         if self.lang == "ar":
             text = vowelize(text).translate(_ARABIC_PUNCTUATION)
+        elif self.lang == "hi":
+            text = text.translate(_DEVANAGARI_PUNCTUATION)
         return to_kokoro(self._front.phonemize(text, self.espeak_voice), self._tag)
 
     def phonemize_words(self, text: str) -> list[tuple[str, str]]:

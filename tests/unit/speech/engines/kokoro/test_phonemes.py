@@ -317,6 +317,14 @@ def test_arabic_shadda_keeps_its_vowel() -> None:
     assert re.search("ass[aiu]kkar", sugar), sugar
 
 
+def test_hindi_danda_is_a_full_stop() -> None:
+    """eSpeak NG drops the danda; Kokoro gets the full stop that ends the sentence."""
+    phonemizer = KokoroPhonemizer("hi", espeak_voice("hi"))
+    assert phonemizer.phonemize("पानी देती है।").endswith(".")
+    assert phonemizer.phonemize("ठंड है, मैं कोट पहन लूँगा॥").endswith(".")
+    assert not default_phonemizer().phonemize("पानी देती है।", espeak_voice("hi")).rstrip().endswith(".")
+
+
 def test_cedilla_aligns() -> None:
     owners = char_owners("ɡaʁsˈɔ̃ ça", ["ɡaʁsˈɔ̃", "ça"])
     assert owners[-2:] == [1, 1]
