@@ -11,8 +11,10 @@ from speech.text.arabic_vowels import (
     SHADDA,
     ArabicVowels,
     bare,
+    for_espeak,
     has_harakat,
     merge,
+    pausal,
     shadda_first,
     vowelize,
 )
@@ -69,3 +71,24 @@ def test_shadda_comes_before_its_vowel() -> None:
         if c == SHADDA
     ), vowelled
     assert SHADDA in vowelled
+
+
+def test_a_word_before_a_pause_loses_its_case_ending() -> None:
+    """Waqf: no final short vowel or tanween before punctuation or the end; ta marbuta is h;
+    the accusative's alif stays. Words inside the sentence keep their endings."""
+    assert pausal("الْجُمُعَةِ") == "الْجُمُعَه"
+    assert pausal("كَبِيرٌ") == "كَبِير"
+    assert pausal("غَدًا") == "غَدا"
+    assert pausal("الْمَاضِي") == "الْمَاضِي"
+    out = for_espeak("ذَهَبَ الطُّلَّابُ إِلَى الْمَدْرَسَةِ، فِي الصَّبَاحِ.")
+    assert out.split()[1].endswith("ابُ")  # inside: kept
+    assert out.split()[3] == "الْمَدْرَسَه،"
+    assert out.endswith(shadda_first("الصَّبَاح."))
+
+
+def test_the_articles_alif_is_silent_after_a_prefix() -> None:
+    """بِالْقِطَارِ is bilqitˤaːri (eSpeak NG read the alif: biaːl), بِالشَّمْسِ biʃʃamsi; a long a
+    before l (قَالَ, بَالِغ) is not the article."""
+    assert for_espeak("بِالْقِطَارِ يَوْمَ").startswith("بِلْقِطَارِ ")
+    assert for_espeak("بِالشَّمْسِ يَوْمَ").startswith(shadda_first("بِشَّمْسِ "))
+    assert for_espeak("قَالَ بَالِغٌ يَوْمَ") == "قَالَ بَالِغٌ يَوْم"  # the last word: pausal
