@@ -8,8 +8,8 @@ functions here are those chains; ``COMPILED`` hands them to ``torch.compile`` (I
 fuses each chain into a reduction and one pointwise kernel. ``EAGER`` runs them op by op and is
 what the CPU uses: there, compiling costs seconds at start and a C++ toolchain, and the int8
 path (opt-in on CPU) gains nothing from it. For float32, the CPU default now, the fused chains
-took 0.78x eager's CPU time on a 2-vCPU Zen 5 (``python -m bench.kokoro_kernels``, audio 45 dB
-SNR against eager), after about 30 s of compiling at start: not yet the CPU default (issue 24's
+took 0.78-0.86x eager's CPU time on a 2-vCPU Zen 5 (``python -m bench.kokoro_kernels``, audio 45 dB
+SNR against eager), after about 30 s of compiling at start and again on some new shapes: not yet the CPU default (issue 24's
 speed item; ``docs/benchmarks.md``).
 
 Every function keeps the padding at zero (``mask``), as ``layers.py`` promises, so compiled and
