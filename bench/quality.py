@@ -2,7 +2,8 @@
 onnxruntime on the shipped Kokoro graph as the reference.
 
     PYTHONPATH=$PWD .venv/bin/python -m bench.quality [--quick] [--voices ivy,owen,joe]
-        [--dtypes float32,int8] [--languages en,fr] [--cer-sentences N] [--no-cer] [--threads N]
+        [--dtypes float32,int8] [--kernels eager,compiled] [--languages en,fr] [--cer-sentences N]
+        [--no-cer] [--threads N]
 
 Speed and Whisper's character error rate were measured for years while nobody listened: the
 CPU int8 path was the default and sounded worse than the formant voice it replaced. This bench
@@ -197,6 +198,25 @@ def measure(
     return Row(voice, lang, engine, precision, runtime, dnsmos(audio, rate), cer, rtf)
 
 
+def kokoro_engine(voice: Any, dtype: str, threads: int, kernels: str) -> Any:
+    """The catalog voice on Kokoro at ``dtype``; ``kernels`` "eager" is the service's path
+    (``load_engine``), "compiled" the same voice with the decoder's chains through
+    ``torch.compile`` (``KokoroEngine.load(compile_kernels=True)``)."""
+    from speech.engines.registry import load_engine
+
+    if kernels == "eager":
+        return load_engine(voice, dtype=dtype, threads=threads)
+    if kernels != "compiled":
+        raise SystemExit(f"--kernels: eager or compiled, not {kernels!r}")
+    from speech.engines.kokoro import KokoroEngine
+    from speech.engines.registry import kokoro_pack
+
+    return KokoroEngine.load(
+        kokoro_pack(voice), lang=voice.lang, espeak_voice=voice.espeak_voice, threads=threads, dtype=dtype,
+        compile_kernels=True,
+    )
+
+
 HEADER = "| voice | lang | engine | precision | runtime | P.808 | SIG | BAK | OVRL | >8 kHz dB | CER | RTF |"
 
 
@@ -237,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-cer", action="store_true", help="DNSMOS only")
     parser.add_argument("--no-reference", action="store_true", help="skip onnxruntime on the shipped graph")
     parser.add_argument("--threads", type=int, default=0, help="torch and onnxruntime threads (0: every core)")
+    parser.add_argument(
+        "--kernels", default="eager", help="Kokoro decoder kernels, comma-separated: eager, compiled (torch.compile)"
+    )
     args = parser.parse_args(argv)
 
     from bench.machine import describe, usable_cores
@@ -270,10 +293,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         paragraph = paragraphs[voice.lang]
         if voice.engine == "kokoro":
             for dtype in dtypes:
-                engine = load_engine(voice, dtype=dtype, threads=threads)
-                speak = lector_speaker(engine, voice.lang)
-                add(measure(voice.speaker, voice.lang, "kokoro", dtype, "torch", speak, engine.sample_rate,
-                            paragraph, cer_limit, not args.no_cer))
+                for kernels in args.kernels.split(","):
+                    engine = kokoro_engine(voice, dtype, threads, kernels)
+                    speak = lector_speaker(engine, voice.lang)
+                    precision = dtype if kernels == "eager" else f"{dtype} {kernels}"
+                    add(measure(voice.speaker, voice.lang, "kokoro", precision, "torch", speak, engine.sample_rate,
+                                paragraph, cer_limit, not args.no_cer))
             if not args.no_reference:
                 session = session or onnxruntime_session(str(model_file()), threads, "cpu")
                 speak = onnxruntime_speaker(session, voice, voice.lang)

@@ -13,11 +13,18 @@ it takes the Kokoro voices' character error rate from about 0.5 to below 0.4.
 Words the author vowelled (any haraka in the word) keep the author's marks: the model predicts
 from the bare letters and would overwrite them. The model never changes a letter; a word whose
 letters differ anyway is kept as written.
+
+Shadda goes before the letter's vowel (:func:`shadda_first`). Unicode's canonical order (NFC,
+which the text is normalised to) puts fatha, damma and kasra before shadda, and eSpeak NG reads
+a vowel mark followed by shadda as the doubled consonant *without* its vowel: ``الشَّمْسُ`` came
+out ``ʔaʃʃmsu`` and ``السُّكَّرَ`` ``ʔassskːr``, a cluster where the sun letter's vowel should be,
+in every word with shadda (a third of the development sentences).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import unicodedata
 from typing import Any, Final
@@ -27,6 +34,47 @@ MODEL: Final = "rawi-ensemble"
 
 HARAKAT: Final = frozenset(chr(c) for c in range(0x064B, 0x0653)) | {"\u0670"}
 """Tanween, fatha, damma, kasra, shadda, sukun and the dagger alef."""
+
+
+SHADDA: Final = "\u0651"
+_VOWEL_THEN_SHADDA: Final = re.compile("([\u064b-\u0650\u0652]+)\u0651")
+
+
+def shadda_first(text: str) -> str:
+    """``text`` with each shadda moved before the vowel marks of its letter (see above): the
+    order eSpeak NG reads, and the order people type."""
+    return _VOWEL_THEN_SHADDA.sub(lambda m: SHADDA + m.group(1), text)
+
+
+# A word before a pause (a punctuation mark or the sentence's end) and the one after it.
+_LETTERS: Final = "\u0621-\u064a\u064b-\u0652\u0670\u0671"
+_BEFORE_PAUSE: Final = re.compile(f'[{_LETTERS}]+(?=\\s*(?:[.!?؟،,;:؛…"»)]|$))')
+_FINAL_VOWEL: Final = re.compile("[\u064b-\u0650\u0652]+$")
+# bi-, wa-, fa-, ka- before the article: its alif is hamzat al-wasl, silent after a vowel, but
+# eSpeak NG reads it as a long a (بِالْقِطَارِ: biaːlqitˤaːri for bilqitˤaːri; بِالشَّمْسِ:
+# biaːʃʃamsi for biʃʃamsi). Before a moon letter (the lam's sukun) the alif goes; before a sun
+# letter (its shadda) the lam, assimilated, goes too. A long a + l (قَالَ, بَالِغ) has neither.
+_PREFIX: Final = "(?<![\\w\u064b-\u0652])([بفكو][\u064e\u0650])"
+_PREFIX_ARTICLE_MOON: Final = re.compile(_PREFIX + "ا(?=ل\u0652)")
+_PREFIX_ARTICLE_SUN: Final = re.compile(_PREFIX + "ال(?=[\u0621-\u064a]\u0651)")
+
+
+def pausal(word: str) -> str:
+    """``word`` as said before a pause (waqf): no final short vowel, tanween or sukun (the
+    accusative's alif stays a long a), and ta marbuta as h. The diacritizer writes the case
+    ending of every word; spoken at a pause it is a vowel no reader says, and Whisper base
+    heard the sentence's last word as another one (الْجُمُعَةِ as ألجمواتي)."""
+    word = _FINAL_VOWEL.sub("", word)
+    word = re.sub("\u064b(?=[اى]$)", "", word)
+    return word[:-1] + "ه" if word.endswith("ة") else word
+
+
+def for_espeak(text: str) -> str:
+    """Vowelled text as eSpeak NG should read it: shadda first, the article's alif silent
+    after a prefix, and each word before a pause in its pausal form."""
+    text = shadda_first(text)
+    text = _PREFIX_ARTICLE_SUN.sub(r"\1", _PREFIX_ARTICLE_MOON.sub(r"\1", text))
+    return _BEFORE_PAUSE.sub(lambda m: pausal(m.group(0)), text)
 
 
 def has_harakat(text: str) -> bool:
@@ -89,6 +137,7 @@ def _diacritizer() -> ArabicVowels:
 
 @functools.lru_cache(maxsize=1024)
 def vowelize(text: str) -> str:
-    """``ArabicVowels()(text)`` with one process-wide diacritizer. Cached: the Kokoro front end
-    asks for each sentence twice (its phonemes, then its words' phonemes)."""
-    return _diacritizer()(text)
+    """``ArabicVowels()(text)`` with one process-wide diacritizer, made ready for eSpeak NG
+    (:func:`for_espeak`). Cached: the Kokoro front end asks for each sentence
+    twice (its phonemes, then its words' phonemes)."""
+    return for_espeak(_diacritizer()(text))

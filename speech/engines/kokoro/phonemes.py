@@ -245,6 +245,15 @@ _AR_DOT_RE: Final = re.compile(r"([aiu])\.(?!$)")
 _HI_DOT_RE: Final = re.compile(r"r\.(?!$)(h?)")
 _HI_FINAL_DOT_RE: Final = re.compile(r"r\.$")
 _SPACES_RE: Final = re.compile(r" {2,}")
+# French: eSpeak NG puts a liaison z after a word that already ends in a spoken consonant
+# (vacances à: vakɑ̃sz a; tables en: tablz ɑ̃; portes ouvertes: pɔʁtz), a cluster French does
+# not have; leurs amis (lœʁz) is a real liaison and stays. And for -ouent, -oues it writes the
+# glide with no vowel after it (jouent: ʒw, louent une: lwt yn, roues: ʁwz), where French says u.
+_FR_LIAISON_AFTER_CONSONANT_RE: Final = re.compile(r"(?<=[pbtdkɡgfvszʃʒlmɲ])z(?=\s|$)")
+_FR_W_WITHOUT_VOWEL_RE: Final = re.compile(r"w(?![ˈˌ]?[aɑeɛioɔuyøœə])")
+_AR_CONSONANT: Final = r"([^\W\d_ˈˌːaeiouɑ])"
+_TRIPLED_RE: Final = re.compile(_AR_CONSONANT + r"\1\1+")
+_AR_GEMINATE_RE: Final = re.compile(_AR_CONSONANT + r"\1?ː")
 
 
 def _lang_key(lang: str) -> tuple[str, bool]:
@@ -350,6 +359,9 @@ def to_kokoro(ipa: str, lang: str) -> str:
             # ت: leaving hamza and ʿain out took Arabic's character error from 0.48 to 0.37.
             text = text.replace("ʔ", "").replace("ʕ", "").replace("ʢ", "").replace("ʡ", "")
 
+        elif code == "fr":
+            text = _FR_LIAISON_AFTER_CONSONANT_RE.sub("", text)
+            text = _FR_W_WITHOUT_VOWEL_RE.sub("u", text)
         elif code == "nl":
             # Dutch r is mostly a tap; eSpeak writes r, which Kokoro learned as the Spanish and
             # Italian trill (perro, terra). ɾ, Kokoro's tap (pero), took the Dutch voices' error on
@@ -364,6 +376,12 @@ def to_kokoro(ipa: str, lang: str) -> str:
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)
         text = _join_pairs(text, _DIGRAPH_RE[code])
     text = _apply_symbol_map(_compose(text))
+    if code == "ar":
+        # Shadda (gemination): eSpeak NG assimilates al- to a sun letter and doubles the letter
+        # for its shadda as well (السَّكَّرَ: ʔasssakːara), and elsewhere writes a long consonant
+        # (kː, t̪ː, ssː). Kokoro learned geminates as doubled letters (Italian fatto, Japanese
+        # sokuon): one doubled letter each.
+        text = _AR_GEMINATE_RE.sub(r"\1\1", _TRIPLED_RE.sub(r"\1\1", text))
     return _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", _SPACES_RE.sub(" ", text)).strip()
 
 
@@ -486,6 +504,9 @@ def _japanese() -> _JapaneseFrontEnd:
 # eSpeak NG drops the Arabic question mark, comma and semicolon (its punctuation is Latin), and
 # with them the question's rise and the pause: they are given to it in Latin form.
 _ARABIC_PUNCTUATION: Final = str.maketrans({"؟": "?", "،": ",", "؛": ";"})
+# Likewise the Devanagari danda (।, ॥) ends a Hindi sentence and eSpeak NG drops it, so Kokoro
+# heard every Hindi sentence run on with no full stop: it is given as one.
+_DEVANAGARI_PUNCTUATION: Final = str.maketrans({"।": ".", "॥": "."})
 
 
 # --- the phonemizer -------------------------------------------------------------------------
@@ -520,6 +541,8 @@ class KokoroPhonemizer:
             return to_kokoro(_japanese().sentence(text), "ja")
         if self.lang == "ar":
             text = vowelize(text).translate(_ARABIC_PUNCTUATION)
+        elif self.lang == "hi":
+            text = text.translate(_DEVANAGARI_PUNCTUATION)
         return to_kokoro(self._front.phonemize(text, self.espeak_voice), self._tag)
 
     def phonemize_words(self, text: str) -> list[tuple[str, str]]:

@@ -73,3 +73,12 @@ def test_drift_lines_flag_a_precision_over_the_limits() -> None:
     assert lines[1].endswith(" OVER") and "precision=bfloat16" in lines[1]
     assert lines[2].endswith(" OVER") and "runtime=onnxruntime" in lines[2]
     assert "| n/a |" in table_line(rows[0])
+
+
+def test_kernels_are_eager_or_compiled() -> None:
+    """``--kernels``: a name the engine has no path for stops the bench before any model loads."""
+    from bench.quality import kokoro_engine
+    from speech.voices.catalog import Catalog
+
+    with pytest.raises(SystemExit, match="eager or compiled"):
+        kokoro_engine(Catalog.load().voice("coda", "ivy"), "float32", 1, "fused")

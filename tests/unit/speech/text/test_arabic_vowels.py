@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
-from speech.text.arabic_vowels import MODEL, ArabicVowels, bare, has_harakat, merge, vowelize
+from speech.text.arabic_vowels import (
+    MODEL,
+    SHADDA,
+    ArabicVowels,
+    bare,
+    for_espeak,
+    has_harakat,
+    merge,
+    pausal,
+    shadda_first,
+    vowelize,
+)
 
 
 def test_unvowelled_words_get_their_vowels_and_keep_their_letters() -> None:
@@ -19,7 +32,7 @@ def test_the_authors_vowels_win() -> None:
     """A word with any haraka is kept as written, even where the model would vowel it otherwise."""
     written = "ذهبت إلى السُّوق"
     out = vowelize(written)
-    assert out.split()[2] == "السُّوق"
+    assert out.split()[2] == shadda_first("السُّوق")  # the author's marks, shadda first for eSpeak
     assert has_harakat(out.split()[0])
 
 
@@ -41,3 +54,41 @@ def test_only_models_that_ship_in_the_wheel() -> None:
     assert MODEL in text2tashkeel.BUNDLED
     with pytest.raises(ValueError, match="does not ship"):
         ArabicVowels("bilstm")
+
+
+def test_shadda_comes_before_its_vowel() -> None:
+    """NFC puts fatha, damma and kasra before shadda; eSpeak NG needs shadda first."""
+    nfc = unicodedata.normalize("NFC", "الشَّمْسُ السُّكَّر")
+    assert nfc.index("\u064e") < nfc.index(SHADDA)  # canonical order: the vowel first
+    out = shadda_first(nfc)
+    assert out == "الش\u0651\u064eمْسُ الس\u0651\u064fك\u0651\u064eر"
+    assert bare(out) == bare(nfc)
+    assert shadda_first(out) == out
+    vowelled = vowelize("كانت الشمس مشرقة")
+    assert all(
+        vowelled[i - 1] not in "\u064b\u064c\u064d\u064e\u064f\u0650\u0652"
+        for i, c in enumerate(vowelled)
+        if c == SHADDA
+    ), vowelled
+    assert SHADDA in vowelled
+
+
+def test_a_word_before_a_pause_loses_its_case_ending() -> None:
+    """Waqf: no final short vowel or tanween before punctuation or the end; ta marbuta is h;
+    the accusative's alif stays. Words inside the sentence keep their endings."""
+    assert pausal("الْجُمُعَةِ") == "الْجُمُعَه"
+    assert pausal("كَبِيرٌ") == "كَبِير"
+    assert pausal("غَدًا") == "غَدا"
+    assert pausal("الْمَاضِي") == "الْمَاضِي"
+    out = for_espeak("ذَهَبَ الطُّلَّابُ إِلَى الْمَدْرَسَةِ، فِي الصَّبَاحِ.")
+    assert out.split()[1].endswith("ابُ")  # inside: kept
+    assert out.split()[3] == "الْمَدْرَسَه،"
+    assert out.endswith(shadda_first("الصَّبَاح."))
+
+
+def test_the_articles_alif_is_silent_after_a_prefix() -> None:
+    """بِالْقِطَارِ is bilqitˤaːri (eSpeak NG read the alif: biaːl), بِالشَّمْسِ biʃʃamsi; a long a
+    before l (قَالَ, بَالِغ) is not the article."""
+    assert for_espeak("بِالْقِطَارِ يَوْمَ").startswith("بِلْقِطَارِ ")
+    assert for_espeak("بِالشَّمْسِ يَوْمَ").startswith(shadda_first("بِشَّمْسِ "))
+    assert for_espeak("قَالَ بَالِغٌ يَوْمَ") == "قَالَ بَالِغٌ يَوْم"  # the last word: pausal

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import subprocess
 import sys
 import unicodedata
@@ -196,6 +197,9 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("gato", "es", "ɡato"),
         ("ʕˈajn ħˈaːl t̪ˈaːlab dˤˈarb ʔˈana", "ar", "ˈajn hˈaːl tˈaːlab dˈarb ˈana"),  # no ʔ: see to_kokoro
         ("s̪a.ːfˈijjah ʔassajjˈaːra..", "ar", "sɑːfˈijjah assajjˈaːrɑ."),
+        # shadda: al- assimilated and doubled again, or a long consonant -> one doubled letter
+        ("ʔasssˈakːarˌa ʔannnˈaumi", "ar", "assˈakkarˌa annˈaumi"),
+        ("ʔat̪ːˈaːwila fiː ʔassːˈɑbaːhi jˈuħibːu", "ar", "attˈaːwila fiː assˈɑbaːhi jˈuhibbu"),
         ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾau ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
         ("mɛɪn blˈɛɪvən kˈʌʊt", "nl", "mɛin blˈɛivən kˈaut"),  # ij and ou as Italian's ɛi, au
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
@@ -203,6 +207,13 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),
         # French typography's space before ? ! : ; goes: Kokoro never saw one there
         ("bˈys ? ʒə di : wˈi !", "fr", "bˈys? ʒə di: wˈi!"),
+        # French liaison z after a spoken consonant goes (lœʁz stays); a glide with no vowel is u
+        (
+            "de- vakˈɑ̃sz a le- pˈɔʁtz uvˈɛʁt de- tˈablz ɑ̃ lœʁz amˈi",
+            "fr",
+            "de vakˈɑ̃s a le pˈɔʁt uvˈɛʁt de tˈabl ɑ̃ lœʁz amˈi",
+        ),
+        ("le-z ɑ̃fˈɑ̃ ʒw dɑ̃ il lˈwt yn le- ʁˈwz bwˈa lwɛ̃", "fr", "lez ɑ̃fˈɑ̃ ʒu dɑ̃ il lˈut yn le ʁˈuz bwˈa lwɛ̃"),
         # NFC in, vocab out: ç composed, nasal vowels keep Kokoro's own tilde
         (unicodedata.normalize("NFD", "ɡaʁsˈɔ̃ ça"), "fr", "ɡaʁsˈɔ̃ ça"),
         ("mˈɐ̃ʊ̃ mɪlˈũnɡaː", "pt", "mˈɐ̃ʊ̃ mɪlˈũnɡaː"),
@@ -294,6 +305,24 @@ def test_arabic_is_vowelled_before_espeak() -> None:
     words = phonemizer.phonemize_words(sentence)
     assert [w for w, _ in words] == ["ذهبت", "إلى", "المدرسة", "هل", "تأخرت"]
     assert words[0][1].replace("ˈ", "").startswith("ðahab") and not any(has_harakat(w) for w, _ in words)
+
+
+def test_arabic_shadda_keeps_its_vowel() -> None:
+    """The diacritizer's shadda reaches eSpeak before the letter's vowel, so the sun letter keeps
+    it: الشمس is ʔaʃʃamsu, not the cluster ʃʃms (see ``speech.text.arabic_vowels``)."""
+    phonemizer = KokoroPhonemizer("ar", espeak_voice("ar"))
+    plain = phonemizer.phonemize("كانت الشمس مشرقة").replace("ˈ", "").replace("ˌ", "")
+    assert "aʃʃams" in plain, plain
+    sugar = phonemizer.phonemize("من السكر").replace("ˈ", "").replace("ˌ", "")
+    assert re.search("ass[aiu]kkar", sugar), sugar
+
+
+def test_hindi_danda_is_a_full_stop() -> None:
+    """eSpeak NG drops the danda; Kokoro gets the full stop that ends the sentence."""
+    phonemizer = KokoroPhonemizer("hi", espeak_voice("hi"))
+    assert phonemizer.phonemize("पानी देती है।").endswith(".")
+    assert phonemizer.phonemize("ठंड है, मैं कोट पहन लूँगा॥").endswith(".")
+    assert not default_phonemizer().phonemize("पानी देती है।", espeak_voice("hi")).rstrip().endswith(".")
 
 
 def test_cedilla_aligns() -> None:
