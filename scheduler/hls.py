@@ -23,7 +23,6 @@ the holder looks once more after letting go, so no batch's chunks are left waiti
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from bisect import bisect_right
@@ -41,7 +40,7 @@ from scheduler.objects import (
     plan_key,
 )
 from scheduler.planning import Layout
-from scheduler.timeline import Timeline, faded
+from scheduler.timeline import Timeline, done_prefix, faded
 from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo
@@ -80,13 +79,11 @@ def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UU
             return None
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
         keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
-    prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
-    if not prefix:
-        return None
-    rate = int(json.loads(objects.get_bytes(keys.meta_key(0)))["sample_rate"])
-    lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths, keys)
+    timeline = done_prefix(objects, durations, keys, layout.pauses_ms)
+    if timeline is None:
+        return None
+    prefix, rate = len(timeline.offsets), timeline.native_rate
     complete = prefix == len(durations)
     following_pause = 0 if complete else int(round(layout.pauses_ms[prefix] * rate / 1000))
     chapters = [

@@ -53,7 +53,7 @@ from scheduler.rendering import (
     render_audio,
     uses_segments,
 )
-from scheduler.timeline import Timeline, faded, fetch_audio
+from scheduler.timeline import Timeline, done_prefix, faded, fetch_audio
 from speech.audio import (
     FILE_FORMATS,
     EncodedSegment,
@@ -387,13 +387,10 @@ def _done_prefix(
             return None
         durations = job_repo.chunk_durations(session=session, job_id=job_id)
         keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
-    prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
-    if not prefix:
-        return None
-    rate = int(json.loads(objects.get_bytes(keys.meta_key(0)))["sample_rate"])
-    lengths = [int(round(float(d) * rate)) for d in durations[:prefix]]  # type: ignore[arg-type]
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = Timeline.build(rate, layout.pauses_ms[:prefix], lengths, keys)
+    timeline = done_prefix(objects, durations, keys, layout.pauses_ms)
+    if timeline is None:
+        return None
     out_rate = int(params.sampling_rate or out_rate)
     target = float(params.loudness_lufs or target_lufs)
     return Book(job_id, layout, timeline, params.format, out_rate, target)

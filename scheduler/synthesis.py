@@ -290,6 +290,8 @@ def synthesize_batch(
     ))
     todo = [item for item in todo if item[0] not in reused]
     produced, billed = len(reused), 0
+    if reused and on_stored is not None:
+        on_stored()  # reused chunks are done too: the live playlist can follow them
     for group_voice, group in _voiced_groups(todo, group_chars, layout):
         # Between groups, look again: a canceled job stops within one group's compute.
         if produced and _status(sessions, job_id) != JobStatus.RUNNING:

@@ -111,3 +111,17 @@ def meta_length(meta: ChunkMeta) -> int:
 def faded(pcm: np.ndarray, rate: int) -> np.ndarray:
     """A chunk as float32 with click-free edges (each chunk is a separate synthesis)."""
     return fade_edges(pcm.astype(np.float32) * np.float32(1.0 / 32767.0), rate, FADE_MS)
+
+
+def done_prefix(
+    objects: ObjectStore, durations: Sequence[float | None], keys: ChunkKeys, pauses_ms: Sequence[int]
+) -> Timeline | None:
+    """The timeline of the chunks done from the book's start, in order (a running book's
+    listenable or measurable part), at the rate its first chunk was stored at; None before the
+    first chunk is done. Its length is the prefix's: ``len(timeline.offsets)``."""
+    prefix = next((i for i, d in enumerate(durations) if d is None), len(durations))
+    if not prefix:
+        return None
+    rate = int(json.loads(objects.get_bytes(keys.meta_key(0)))["sample_rate"])
+    lengths = [int(round(float(d) * rate)) for d in durations[:prefix] if d is not None]
+    return Timeline.build(rate, pauses_ms[:prefix], lengths, keys)
