@@ -24,10 +24,12 @@ from scipy.signal import resample_poly
 from scheduler import assembly, intake, planning, synthesis
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
+from scheduler.objects import ChunkKeys
 from speech.engines.registry import load_engine
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import accounts
+from store.db import jobs as job_repo
 from store.db.session import make_engine, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
 from tests.support.books import excerpt
@@ -69,7 +71,7 @@ def _book() -> str:
 
 @pytest.fixture(scope="module")
 def synthesized(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Each engine's book, planned and synthesized once: ``{speaker: (objects, job_id, params)}``."""
+    """Each engine's book, planned and synthesized once: ``{speaker: (objects, job_id, params, keys)}``."""
     engine = make_engine(pg_url)
     sessions = scoped_sessions(make_sessionmaker(engine))
     objects = LocalObjectStore(tmp_path_factory.mktemp("objects"))
@@ -91,7 +93,9 @@ def synthesized(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
                 sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda v, e=voice_engine: e),
                 catalog=catalog, job_id=job_id, indices=batch, group_chars=1500,
             )
-        books[speaker] = (objects, job_id, params)
+        with sessions() as session:  # where synthesis stored each chunk (its attempt's keys)
+            keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
+        books[speaker] = (objects, job_id, params, keys)
     yield books
     engine.dispose()
 
@@ -102,10 +106,10 @@ def synthesized(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def test_the_delivered_file_meets_its_loudness_target_and_ceiling(
     synthesized: dict[str, Any], speaker: str, fmt: str, scope: str, tmp_path: Path
 ) -> None:
-    objects, job_id, params = synthesized[speaker]
+    objects, job_id, params, keys = synthesized[speaker]
     params = replace(params, format=fmt, sampling_rate=44100 if fmt != "opus" else 48000,
                      loudness_scope="chapter" if scope == "chapter" else params.loudness_scope)
-    rendered = assembly.render(objects, job_id, params, tmp_path, workers=1)
+    rendered = assembly.render(objects, job_id, params, tmp_path, workers=1, keys=keys)
     samples, rate = decoded(rendered.audio)
     loudness, peak = independent_loudness(samples, rate), independent_true_peak(samples)
     print(f"\nLOUDNESS {speaker} {fmt} {scope}: {loudness:.2f} LUFS, true peak {peak:.2f} dBFS")

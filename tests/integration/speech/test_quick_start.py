@@ -31,7 +31,7 @@ def _stream(ivy, quick: QuickStart | None):  # type: ignore[no-untyped-def]
     voice, synthesizer = ivy
     units = steps_for_request(TEXT, "en").units
     stats = StreamStats()
-    chunks = list(pcm_stream(synthesizer, voice, units, Controls(model_id="coda"), sample_rate=RATE, stats=stats,
+    chunks = list(pcm_stream(synthesizer, voice, units, Controls(), sample_rate=RATE, stats=stats,
                              quick_start=quick))
     return chunks, stats, len(units)
 
