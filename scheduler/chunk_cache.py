@@ -89,22 +89,33 @@ def reuse(
         return []
     with ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="cache-copy") as pool:
         copied = list(pool.map(lambda w: _copy(objects, account_id, job_id, attempt, w), hits))
-    done = [(w.index, chunk_audio_key(job_id, w.index, attempt), found[w.content_key].duration_s) for w, ok in zip(hits, copied, strict=True) if ok]
+    done = [
+        (w.index, chunk_audio_key(job_id, w.index, attempt), duration)
+        for w, duration in zip(hits, copied, strict=True) if duration is not None
+    ]
     with sessions() as session:
         return job_repo.mark_chunks_done(
             session=session, job_id=job_id, done=done, content_keys={w.index: w.content_key for w in hits}, reused=True
         )
 
 
-def _copy(objects: ObjectStore, account_id: uuid.UUID, job_id: uuid.UUID, attempt: str, wanted: Wanted) -> bool:
+def _copy(
+    objects: ObjectStore, account_id: uuid.UUID, job_id: uuid.UUID, attempt: str, wanted: Wanted
+) -> float | None:
+    """The cached chunk as this job's, under ``attempt``'s keys; its duration, or None when the
+    cache lost it. The length is the copied audio's own: a voice with random noise (VITS) renders
+    a key's chunk a little longer or shorter each time, and a later render of the same key may
+    have replaced the cached audio since its row was written."""
     try:
         pcm = objects.get_bytes(cache_audio_key(account_id, wanted.content_key))
         meta: ChunkMeta = json.loads(objects.get_bytes(cache_meta_key(account_id, wanted.content_key)))
     except ObjectNotFound:
-        return False
+        return None
+    samples = len(pcm) // 2
+    meta = {**meta, "samples": samples, "duration_s": samples / meta["sample_rate"]}
     objects.put_bytes(chunk_audio_key(job_id, wanted.index, attempt), pcm, content_type="audio/L16")
     objects.put_bytes(chunk_meta_key(job_id, wanted.index, attempt), json.dumps(labelled(meta, wanted)).encode(), content_type="application/json")
-    return True
+    return float(meta["duration_s"])
 
 
 def labelled(meta: ChunkMeta, wanted: Wanted) -> ChunkMeta:

@@ -32,3 +32,23 @@ def test_without_the_new_place_the_offsets_are_left_out() -> None:
 def test_a_chunk_written_differently_keeps_no_offsets() -> None:
     out = labelled(_cached(), Wanted(3, "It was late.  She left.", "k", None, [(0, 40)]))
     assert all("textOffset" not in w for w in out["words"])
+
+
+def test_a_copied_chunk_takes_the_length_of_the_audio_copied(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A key rendered twice (a voice with random noise comes out a little longer or shorter) has
+    the later audio in the cache: the copy's duration is that audio's, not the first render's,
+    or assembly finds a chunk whose samples disagree with its row."""
+    import uuid
+
+    from scheduler.chunk_cache import _copy, keep
+    from scheduler.objects import chunk_meta_key
+    from store.objects.local import LocalObjectStore
+
+    objects, account, job = LocalObjectStore(tmp_path), uuid.uuid4(), uuid.uuid4()
+    first: ChunkMeta = {"sample_rate": 100, "samples": 300, "duration_s": 3.0, "words": [], "text": CHUNK}
+    keep(objects, account, "k", b"\0\0" * 300, first)
+    keep(objects, account, "k", b"\0\0" * 250, {**first, "samples": 250, "duration_s": 2.5})
+    assert _copy(objects, account, job, "a1", Wanted(0, CHUNK, "k")) == 2.5
+    import json
+
+    assert json.loads(objects.get_bytes(chunk_meta_key(job, 0, "a1")))["samples"] == 250
