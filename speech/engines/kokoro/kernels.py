@@ -32,28 +32,40 @@ def masked(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 
 
 def time_stats(x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean and (biased) variance over time, from the valid positions only."""
+    """Mean and (biased) variance over time, from the valid positions only, in float32 whatever
+    ``x``'s precision: a bfloat16 mean square keeps 8 bits, so the variance, a difference of two
+    such numbers, can come out zero or negative, and ``rsqrt`` then blew a single item's
+    decoder up to 1e22 on a CPU with AMX (a padded batch took the other branch and hid it)."""
     if mask is None:
         # Two vectorised reductions (the mean and the mean square): several times faster on
         # CPU than torch.var_mean's Welford loop. These activations' means are within a few
         # standard deviations of zero, so float32 keeps the variance to ~1e-6 (parity-tested).
-        mean = x.mean(dim=-1, keepdim=True)
-        square = (x * x).mean(dim=-1, keepdim=True)
+        if x.dtype == torch.float32:
+            mean = x.mean(dim=-1, keepdim=True)
+            square = (x * x).mean(dim=-1, keepdim=True)
+        else:
+            # Squares rounded to bfloat16 lose exactly the part that is the variance (for x near
+            # 1 on a grid of 1/128, the k^2/16384 of (1 + k/128)^2), so the norm squares in float32.
+            mean = x.mean(dim=-1, keepdim=True, dtype=torch.float32)
+            norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True, dtype=torch.float32)
+            square = norm.square_() / x.shape[-1]
         return mean, (square - mean * mean).clamp_(min=0)
     mask = mask.to(x.dtype)
-    count = mask.sum(dim=-1, keepdim=True).clamp(min=1)
-    mean = (x * mask).sum(dim=-1, keepdim=True) / count
-    centred = (x - mean) * mask
-    return mean, (centred * centred).sum(dim=-1, keepdim=True) / count
+    count = mask.sum(dim=-1, keepdim=True, dtype=torch.float32).clamp(min=1)
+    mean = (x * mask).sum(dim=-1, keepdim=True, dtype=torch.float32) / count
+    centred = (x - mean.to(x.dtype)) * mask
+    return mean, (centred * centred).sum(dim=-1, keepdim=True, dtype=torch.float32) / count
 
 
 def adain(
     x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, mask: torch.Tensor | None, eps: float
 ) -> torch.Tensor:
-    """Instance norm with a style-given scale and shift: ``(1 + gamma) * norm(x) + beta``."""
+    """Instance norm with a style-given scale and shift: ``(1 + gamma) * norm(x) + beta``. The
+    per-channel scale and shift are made in float32 and only then meet ``x`` at its precision."""
     mean, var = time_stats(x, mask)
-    scale = (1 + gamma) * torch.rsqrt(var + eps)
-    return torch.addcmul(beta - mean * scale, x, scale)
+    scale = (1 + gamma.float()) * torch.rsqrt(var + eps)
+    shift = beta.float() - mean * scale
+    return torch.addcmul(shift.to(x.dtype), x, scale.to(x.dtype))
 
 
 def adain_snake(

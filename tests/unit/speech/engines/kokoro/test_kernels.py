@@ -53,3 +53,19 @@ def test_the_chains_keep_the_padding_at_zero_and_use_valid_steps_only() -> None:
         a["x"][1:2, :, :28], a["gamma"][1:2], a["beta"][1:2], a["alpha"], None, 1e-5
     )
     torch.testing.assert_close(out[1:2, :, :28], alone, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_bfloat16_statistics_keep_a_small_variance_under_a_large_mean(with_mask: bool) -> None:
+    """An activation of mean 1 and spread 0.05: in bfloat16 (8 bits) the mean square is 1.0 or
+    1.0078, the squared mean 1.0, and their difference, the variance, came out 0 or three times
+    too large; rsqrt(0 + eps) then blew a lone item's decoder up. The statistics must come out
+    as float64 reads the same bfloat16 numbers."""
+    generator = torch.Generator().manual_seed(3)
+    x = (1 + 0.05 * torch.randn(2, 16, 4000, generator=generator)).bfloat16()
+    mask = torch.ones(2, 1, 4000) if with_mask else None
+    mean, var = kernels.time_stats(x, mask)
+    wide = x.double()
+    assert mean.dtype == var.dtype == torch.float32
+    torch.testing.assert_close(mean.double(), wide.mean(dim=-1, keepdim=True), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(var.double(), wide.var(dim=-1, keepdim=True, unbiased=False), rtol=0.02, atol=1e-6)
