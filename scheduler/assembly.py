@@ -164,7 +164,9 @@ def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, 
             )
         shift = timeline.offsets[index] / timeline.native_rate
         voice: ChunkVoice | None = {"voice": meta["voice"], "speaker": meta.get("speaker")} if "voice" in meta else None
-        runs = [(int(a), int(b)) for a, b in meta.get("sources", [])]
+        # An SSML chunk's runs place its words in the markup, not its text's tokens: its sentences
+        # and cues take their words' offsets (scheduler.subtitles.words_at).
+        runs = [] if params.ssml else [(int(a), int(b)) for a, b in meta.get("sources", [])]
         timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text, voice, runs)
 
 

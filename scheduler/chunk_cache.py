@@ -68,6 +68,7 @@ class Wanted:
     content_key: str
     label: ChunkVoice | None = None  # a cast chunk's voice and character, written into its metadata
     sources: Runs | None = None  # where this job's chunk stands in this job's text (word offsets)
+    origins: str | None = None  # an SSML chunk's layout of its words (scheduler.job_ssml.origin_key)
 
 
 def reuse(
@@ -129,6 +130,8 @@ def labelled(meta: ChunkMeta, wanted: Wanted) -> ChunkMeta:
     out["words"] = _words_here(meta, wanted)
     if wanted.sources:
         out["sources"] = wanted.sources
+    if wanted.origins is not None:
+        out["origins"] = wanted.origins
     if wanted.label is not None:
         out |= {"voice": wanted.label["voice"], "speaker": wanted.label["speaker"]}
     return out
@@ -137,9 +140,11 @@ def labelled(meta: ChunkMeta, wanted: Wanted) -> ChunkMeta:
 def _words_here(meta: ChunkMeta, wanted: Wanted) -> list[TimedWord]:
     """The cached words with their offsets moved into this job's text: a reused chunk of a revised
     book stands elsewhere in it. Where the chunk's written text differs (texts that normalise
-    alike share a key) or either place is unknown, the words go without offsets, never wrong ones."""
+    alike share a key), an SSML chunk's words stand otherwise in its markup (``origins``), or either
+    place is unknown, the words go without offsets, never wrong ones."""
     old = meta.get("sources")
-    movable = bool(old) and bool(wanted.sources) and meta.get("text") == wanted.text
+    movable = (bool(old) and bool(wanted.sources) and meta.get("text") == wanted.text
+               and meta.get("origins") == wanted.origins)
     words: list[TimedWord] = []
     for word in meta["words"]:
         moved: TimedWord = {"word": word["word"], "start": word["start"], "end": word["end"]}

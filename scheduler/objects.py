@@ -35,6 +35,7 @@ class ChunkMeta(TypedDict):
     voice: NotRequired[str]  # a cast book's chunk: the voice that read it (scheduler.casting)
     speaker: NotRequired[str | None]  # and the character it speaks for; None: the narration
     sources: NotRequired[list[tuple[int, int]]]  # where its text stands in the job's text (scheduler.chunk_sources)
+    origins: NotRequired[str]  # an SSML chunk's layout of its words in its document (scheduler.job_ssml.origin_key)
 
 
 class ChunkVoice(TypedDict):

@@ -181,11 +181,30 @@ def _split_cast(text: str, lang: str, sections: list[Section], pauses: Pauses, c
 
 def split_ssml(document: str, params: JobParams) -> tuple[list[str], Layout]:
     """``split`` for an SSML job: every chunk has a voice (the job's, a ``voice`` switch's or a
-    cast character's) and its steps; a ``break`` or a paragraph's end is the pause before a chunk."""
+    cast character's) and its steps; a ``break`` or a paragraph's end is the pause before a chunk,
+    a ``chapter:`` mark a chapter's start. A delivery's credits are chunks of plain steps around
+    the document, chapters of their own, the document's chapters between them."""
     cast = Cast.from_params(params)
     speakers = Speakers(cast.narrator if cast is not None else params.speaker, cast)
-    plan = plan_ssml(document, params.lang or "en", speakers, sentence_ms=Pauses.from_params(params).sentence_ms)
-    return plan.texts, Layout(plan.pauses_ms, [], [], plan.voices, plan.speakers, steps=plan.steps)
+    pauses = Pauses.from_params(params)
+    plan = plan_ssml(document, params.lang or "en", speakers, sentence_ms=pauses.sentence_ms, chapter_ms=pauses.chapter_ms)
+    texts, steps, sources = list(plan.texts), list(plan.steps), list(plan.sources)
+    layout = Layout(list(plan.pauses_ms), [ChapterMark(t, i) for t, i in plan.chapters], [], list(plan.voices),
+                    list(plan.speakers), sources, steps)
+    if not params.delivery:
+        return texts, layout
+    if not layout.chapters or layout.chapters[0].chunk > 0:  # the book opens with a chapter, as ACX files do
+        layout.chapters.insert(0, ChapterMark(params.title or "Book", 0))
+    opening, closing = credits.texts(params)
+    narrator = speakers.narrator
+    texts = [opening, *texts, closing]
+    body = [ChapterMark(c.title, c.chunk + 1) for c in layout.chapters]
+    return texts, Layout(
+        [0, pauses.chapter_ms, *layout.pauses_ms[1:], pauses.chapter_ms],
+        [ChapterMark(credits.OPENING, 0), *body, ChapterMark(credits.CLOSING, len(texts) - 1)], [],
+        [narrator, *layout.voices, narrator], [None, *layout.speakers, None],
+        [None, *sources, None], [[{"text": opening}], *steps, [{"text": closing}]],
+    )
 
 
 _PARAGRAPHS: Final = re.compile(r"\n[ \t\r\f\v]*\n")
@@ -249,6 +268,8 @@ def plan_job(
         credited: frozenset[int] = frozenset()
         if params.ssml:  # a <speak> document: its chunks carry how they are spoken (scheduler.job_ssml)
             texts, layout = split_ssml(text, params)
+            if params.delivery:
+                credited = frozenset(credits.credit_chunks(layout, len(texts)))
         else:
             sections = sections_for(text, params)
             if params.delivery:  # a retailer's delivery opens and closes with credits
@@ -263,7 +284,7 @@ def plan_job(
         order = batches(lengths, budget=batch_chars, window=BOOK_ORDER_BATCHES * batch_chars, voices=layout.voices)
         layout = Layout(
             layout.pauses_ms, layout.chapters, order, layout.voices, layout.speakers,
-            sources=chunk_runs(submitted, texts, skip=credited) if not params.ssml else [],
+            sources=chunk_runs(submitted, texts, skip=credited) if not params.ssml else layout.sources,
             steps=layout.steps,
         )
         objects.put_bytes(plan_key(job_id), layout.to_json(), content_type="application/json")

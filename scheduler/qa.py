@@ -46,6 +46,7 @@ from scheduler.planning import Layout
 from scheduler.synthesis import Voicing, chunk_units, new_attempt, render_units, store_chunk
 from scheduler.timeline import Timeline
 from speech.asr import score, threshold
+from speech.stream_steps import located
 from speech.synthesizer import BatchSynthesizer, Controls, prepare
 from speech.voices.catalog import VoiceCatalog
 from store.db import jobs as job_repo
@@ -180,6 +181,7 @@ def redo_chunks(
         if layout is not None and layout.steps:  # an SSML job's chunk: its steps again (scheduler.job_ssml)
             units = chunk_units(text, layout.steps[index], params.lang, params.normalize, [])
             pieces, gains = render_units(synthesizer, speaking, controls, [units])[0]
+            pieces = [located(p, u) for p, u in zip(pieces, units, strict=True)]  # its words' offsets again
         else:
             sentences = prepare(text, params.lang, normalize_text=params.normalize)
             pieces = [piece for sentence in sentences for piece in synthesizer.synthesize(speaking, [sentence], controls)]
@@ -187,7 +189,9 @@ def redo_chunks(
         if not sounding:
             continue
         voicing = None if layout is None else Voicing(layout.voices[index], layout.speakers[index], book_rate)
-        duration = store_chunk(objects, job_id, index, text, pieces, sounding[0].sample_rate, attempt, voicing, gains)
+        runs = [(int(a), int(b)) for a, b in meta.get("sources", [])] or None
+        duration = store_chunk(objects, job_id, index, text, pieces, sounding[0].sample_rate, attempt, voicing, gains,
+                               runs, origins=meta.get("origins"))
         with sessions() as session:
             if not job_repo.set_chunk_duration(session=session, job_id=job_id, index=index, duration_s=duration,
                                                audio_key=chunk_audio_key(job_id, index, attempt)):

@@ -48,8 +48,10 @@ class TimedSentence:
         return float(self.words[-1]["end"])
 
     def written_at(self) -> dict[str, int]:
-        """``textOffset`` and ``textLength`` of the sentence in the job's text (empty: not known)."""
-        return written_at(self.places)
+        """``textOffset`` and ``textLength`` of the sentence in the job's text (empty: not known).
+        Without ``places`` (an SSML job: its text is markup, not a copy of the chunk's words),
+        the stretch its words' own offsets cover."""
+        return written_at(self.places) if self.places else words_at(self.words)
 
 
 def written_at(places: Sequence[SourceSpan]) -> dict[str, int]:
@@ -57,6 +59,15 @@ def written_at(places: Sequence[SourceSpan]) -> dict[str, int]:
     if not places:
         return {}
     return {"textOffset": places[0][0], "textLength": places[-1][1] - places[0][0]}
+
+
+def words_at(words: Sequence[TimedWord]) -> dict[str, int]:
+    """The stretch of the job's text from the first placed word's start to the last one's end."""
+    placed_words = [(w["textOffset"], w["textOffset"] + w["textLength"]) for w in words if "textOffset" in w and "textLength" in w]
+    if not placed_words:
+        return {}
+    start, end = min(a for a, _ in placed_words), max(b for _, b in placed_words)
+    return {"textOffset": start, "textLength": end - start}
 
 
 def shifted(word: TimedWord, shift: float) -> TimedWord:
@@ -166,7 +177,8 @@ def cues(sentence: TimedSentence) -> list[Cue]:
         first, last = words[bounds[k]], words[max(bounds[k + 1] - 1, bounds[k])]
         start = float(first["start"])
         count = len(piece.split())
-        written = written_at(sentence.places[token : token + count])
+        written = written_at(sentence.places[token : token + count]) if sentence.places else words_at(
+            words[bounds[k] : max(bounds[k + 1], bounds[k] + 1)])
         token += count
         out.append(Cue(start, max(float(last["end"]), start + MIN_CUE_SECONDS), wrap(piece), written))
     return out

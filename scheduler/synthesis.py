@@ -24,7 +24,7 @@ import numpy as np
 from scheduler import chunk_cache
 from scheduler.casting import Cast, matched
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Step, segments_of
+from scheduler.job_ssml import Step, origin_key, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
@@ -63,19 +63,23 @@ def join_sentences(
     """One chunk's sentences back to back with a short gap; word times shifted to the chunk start.
     ``runs``: where the chunk's text stands in the job's text, which word offsets then count in.
     A piece with no audio is an SSML ``mark``: its name is a word timing where it falls (flagged
-    ``mark``), and no gap is added for it."""
+    ``mark``), and no gap is added for it. A piece of silence saying nothing is an SSML
+    ``break`` at the book's edge: exactly as long as asked, no gap beside it."""
     gap = np.zeros(int(sample_rate * gap_ms / 1000), dtype=np.float32)
     parts: list[np.ndarray] = []
     words: list[TimedWord] = []
     offset = 0
+    after_pause = False
     for piece in chunks:
         if not len(piece.samples):
             words.extend({"word": w.word, "start": offset / sample_rate, "end": offset / sample_rate, "mark": True}
                          for w in piece.words)
             continue
-        if parts:
+        pause = not piece.text and not piece.words and not np.any(piece.samples)
+        if parts and not pause and not after_pause:
             parts.append(gap)
             offset += len(gap)
+        after_pause = pause
         start_s = offset / sample_rate
         words.extend(_timed(w, start_s, runs) for w in piece.words)
         parts.append(piece.samples.astype(np.float32))
@@ -139,14 +143,15 @@ def new_attempt() -> str:
 def store_chunk(
     objects: ObjectStore, job_id: uuid.UUID, index: int, text: str, pieces: list[AudioChunk], rate: int,
     attempt: str, voicing: Voicing | None = None, gains_db: Sequence[float] = (), runs: Runs | None = None,
-    keep_as: tuple[uuid.UUID, str] | None = None,
+    keep_as: tuple[uuid.UUID, str] | None = None, origins: str | None = None,
 ) -> float:
     """Audio and timings go to the store, under ``attempt``'s keys, before the chunk is marked
     done: a crash between leaves it pending, and the redo writes keys of its own; the mark
     records the key of the attempt that won. ``gains_db``: an SSML job's volume of each piece,
     applied after the chunk is brought to the book's level, so the volume asked is heard.
     ``keep_as`` (account, content key): also under the account's chunk cache
-    (``scheduler.chunk_cache``), for its later jobs."""
+    (``scheduler.chunk_cache``), for its later jobs. ``origins``: an SSML chunk's
+    ``scheduler.job_ssml.origin_key``, kept beside its words."""
     samples, words = join_sentences(pieces, rate, runs=runs)
     level = samples
     if any(gains_db):
@@ -161,6 +166,8 @@ def store_chunk(
         meta |= {"voice": voicing.voice, "speaker": voicing.speaker}
     if runs:
         meta["sources"] = runs
+    if origins is not None:
+        meta["origins"] = origins
     objects.put_bytes(chunk_meta_key(job_id, index, attempt), json.dumps(meta).encode(), content_type="application/json")
     if keep_as is not None:
         chunk_cache.keep(objects, keep_as[0], keep_as[1], pcm, meta)
@@ -284,7 +291,8 @@ def synthesize_batch(
     reused = set(chunk_cache.reuse(
         sessions=sessions, objects=objects, account_id=account_id, job_id=job_id, attempt=attempt,
         wanted=[
-            chunk_cache.Wanted(i, text, keys[i], _label(layout, i), plan.sources[i] if i < len(plan.sources) else None)
+            chunk_cache.Wanted(i, text, keys[i], _label(layout, i), plan.sources[i] if i < len(plan.sources) else None,
+                               origin_key(steps[i]) if steps else None)
             for i, text in todo
         ],
     ))
@@ -320,6 +328,7 @@ def synthesize_batch(
                     [w.pieces for w in work], repeat(rate), repeat(attempt), voicings, [w.gains_db for w in work],
                     [plan.sources[w.index] if w.index < len(plan.sources) else None for w in work],
                     [(account_id, keys[w.index]) for w in work],
+                    [origin_key(steps[w.index]) if steps else None for w in work],
                 )
             )
         stored = [(w.index, w.text, d) for w, d in zip(work, durations, strict=True)]

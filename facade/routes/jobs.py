@@ -123,6 +123,9 @@ def _clean_controls(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 _SPEECH_WINDOW: Final = 5000
+SSML_CHAPTERS: Final = (
+    'an SSML job takes no chapters field: mark each chapter in the document with <mark name="chapter:Title"/>'
+)
 
 
 def _has_speech(text: str, lang: str, *, normalize: bool, ssml: bool = False) -> bool:
@@ -151,8 +154,8 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
     requested = req.model_id or DEFAULT_MODEL
     model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
     voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
-    if req.ssml and (job.chapters is not None or job.delivery is not None):
-        raise e.ApiError(400, "an SSML job takes neither chapters nor delivery (they count characters of plain text)")
+    if req.ssml and job.chapters is not None:  # offsets into markup would cut inside its elements
+        raise e.ApiError(400, SSML_CHAPTERS)
     cast = None
     if job.cast is not None:
         cast = check_cast(job.cast, req.speaker)  # InvalidCast: the table's 400

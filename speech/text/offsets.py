@@ -275,3 +275,46 @@ def placed(span: SourceSpan, runs: Runs) -> SourceSpan:
     if span[1] <= span[0]:
         return at(span[0]), at(span[0])
     return at(span[0]), at(span[1] - 1) + 1
+
+
+Packed: TypeAlias = list[list[int]]
+"""A ``Traced``'s spans in a form JSON keeps small (an SSML job's steps in ``plan.json``):
+``[at, start, end, copied]`` runs from character ``at`` of the text on. ``copied`` 1: a run
+written as it stands (character ``at + k`` spans ``[start + k, start + k + 1)``); 0: a run read
+in place of ``[start, end)`` (a ``sub`` alias, a ``say-as`` reading, an ``&amp;``)."""
+
+
+def pack(traced: Traced, base: int = 0) -> Packed:
+    """``traced``'s spans, each made relative to ``base`` (``unpack`` adds it back)."""
+    runs: Packed = []
+    for k, (start, end) in enumerate(zip(traced.starts, traced.ends, strict=True)):
+        start, end = start - base, end - base
+        last = runs[-1] if runs else None
+        if last is not None:
+            length = k - last[0]
+            if last[3] and start == last[1] + length and end == start + 1:
+                continue
+            if not last[3] and (start, end) == (last[1], last[2]):
+                continue
+            if length == 1 and last[3] == 0 and last[2] == last[1] + 1 and start == last[1] + 1 and end == start + 1:
+                last[3], last[2] = 1, last[1]  # two characters in a row, each its own: a copied run
+                continue
+        runs.append([k, start, end, 0])
+    for run in runs:
+        if run[3]:
+            run[2] = run[1]  # a copied run's end is implied by its length
+    return runs
+
+
+def unpack(text: str, packed: Packed, base: int = 0) -> Traced:
+    """The ``Traced`` of ``text`` that ``pack`` gave ``packed`` for, at ``base``."""
+    starts: list[int] = []
+    ends: list[int] = []
+    bounds = [run[0] for run in packed[1:]] + [len(text)]
+    for (at, start, end, copied), stop in zip(packed, bounds, strict=True):
+        for k in range(stop - at):
+            starts.append(base + (start + k if copied else start))
+            ends.append(base + (start + k + 1 if copied else end))
+    if len(starts) != len(text):
+        raise ValueError(f"packed spans for {len(starts)} characters, the text has {len(text)}")
+    return Traced(text, tuple(starts), tuple(ends))

@@ -210,7 +210,7 @@ class _Reader:
     def _p(self, node: XmlNode, ctx: _Context) -> None:
         self.sentence(node, ctx)
         if self.segments and not isinstance(self.segments[-1], PauseSegment):
-            self.other(PauseSegment(PARAGRAPH_PAUSE_MS))
+            self.other(PauseSegment(PARAGRAPH_PAUSE_MS, implied=True))
 
     def _s(self, node: XmlNode, ctx: _Context) -> None:
         self.sentence(node, ctx)

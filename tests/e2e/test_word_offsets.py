@@ -125,18 +125,61 @@ def test_a_jobs_timestamps_and_subtitles_point_into_the_text_sent(stack, api_key
         assert " ".join(written.split()) == " ".join(body.split())
 
 
-def test_an_ssml_jobs_text_is_its_document_and_its_words_claim_no_offsets(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
-    """An SSML job keeps its document (``/text`` serves it as sent); its words carry no offsets
-    yet (docs/api.md, "Not yet"), and never offsets that point at the wrong text."""
-    document = ('<speak><p>Pay <say-as interpret-as="cardinal">1,234</say-as> for the '
-                '<sub alias="World Wide Web">WWW</sub> today.</p><p>Dr. Lee agreed.</p></speak>')
+SSML_BOOK = ('<speak><p>Pay <say-as interpret-as="cardinal">1,234</say-as> for the '
+             '<sub alias="World Wide Web">WWW</sub> &amp; <emphasis>more <prosody rate="slow">today</prosody></emphasis>.</p>'
+             '<break time="1s"/><p>Dr. Lee agreed.<mark name="end"/></p></speak>')
+SSML_READ_FROM = {**READ_FROM, "and": "&amp;"}
+
+
+def _check_ssml(document: str, words: list[dict[str, Any]]) -> list[str]:
+    said = []
+    for w in words:
+        if w.get("mark"):
+            assert "textOffset" not in w, w
+            continue
+        written = document[w["textOffset"] : w["textOffset"] + w["textLength"]]
+        assert written == SSML_READ_FROM.get(w["word"], w["word"]), (w, written)
+        said.append(w["word"])
+    return said
+
+
+def test_an_ssml_jobs_words_point_into_its_document(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    """An SSML job keeps its document (``/text`` serves it as sent) and its words, sentences and
+    cues point into it: at a text node's characters, a ``say-as`` or ``sub`` content, an entity."""
     submitted = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), timeout=30,
-                           json={"text": document, "speaker": "joe", "format": "wav"})
+                           json={"text": SSML_BOOK, "speaker": "joe", "format": "wav"})
     assert submitted.status_code == 202, submitted.text
     job = _wait(stack, api_key, submitted.json()["id"])
     assert job["status"] == "succeeded", job
     read = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/text", headers=_auth(api_key), timeout=30).text
-    assert read == document
+    assert read == SSML_BOOK
     stamps = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/timestamps.json", headers=_auth(api_key), timeout=30).json()
-    assert [w["word"] for w in stamps["words"]][-3:] == ["Doctor", "Lee", "agreed"]
-    assert all("textOffset" not in w for w in stamps["words"])
+    said = _check_ssml(SSML_BOOK, stamps["words"])
+    assert said[:3] == ["Pay", "one", "thousand"] and said[-3:] == ["Doctor", "Lee", "agreed"] and "Web" in said
+    offsets = [w["textOffset"] for w in stamps["words"] if "textOffset" in w]
+    assert offsets == sorted(offsets)
+    for sentence in stamps["sentences"]:  # the stretch its words cover, markup between them included
+        written = SSML_BOOK[sentence["textOffset"] : sentence["textOffset"] + sentence["textLength"]]
+        assert written.startswith(("Pay", "Dr.")) and written.endswith(("today", "agreed")), (sentence, written)
+    vtt = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/subtitles.vtt", headers=_auth(api_key), timeout=30).text
+    cues = re.findall(r"textOffset=(\d+) textLength=(\d+)\n", vtt)
+    assert len(cues) == len(stamps["sentences"]) >= 2
+    assert SSML_BOOK[int(cues[-1][0]) :].startswith("Dr. Lee agreed")
+
+
+def test_sse_timestamps_of_an_ssml_request_point_into_the_document(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    response = httpx.post(f"{stack.api_url}/v1/service-tts", timeout=120,
+                          json={"text": SSML_BOOK, "speaker": "joe", "modelId": "mistv2", "textType": "ssml"},
+                          headers={"Authorization": f"Bearer {api_key}", "Accept": "text/event-stream"})
+    assert response.status_code == 200, response.text
+    blocks = [b for b in response.text.split("\n\n") if b.startswith("event: timestamps")]
+    said = []
+    for block in blocks:
+        stamps = json.loads(block.split("data: ", 1)[1])["word_timestamps"]
+        for word, offset, length in zip(stamps["words"], stamps["textOffset"], stamps["textLength"], strict=True):
+            if word == "end":  # the mark: timed, written nowhere
+                assert offset is None and length is None
+                continue
+            assert SSML_BOOK[offset : offset + length] == SSML_READ_FROM.get(word, word), (word, offset, length)
+            said.append(word)
+    assert said[:3] == ["Pay", "one", "thousand"] and said[-3:] == ["Doctor", "Lee", "agreed"]

@@ -111,4 +111,9 @@ def test_sentences_and_cues_say_where_their_words_were_written() -> None:
         assert " ".join(written.split()) == " ".join(cue.text.split())
         assert vtt_block(cue).startswith(f"textOffset={at['textOffset']} textLength={at['textLength']}\n")
     assert not vtt_block(Cue(0.0, 1.0, "no offsets")).startswith("textOffset")
-    assert timed_sentences(text, _placed(text), "en")[0].written_at() == {}  # type: ignore[arg-type]  # no runs
+    unplaced = [{k: v for k, v in w.items() if k in ("word", "start", "end")} for w in _placed(text)]
+    assert timed_sentences(text, unplaced, "en")[0].written_at() == {}  # type: ignore[arg-type]  # nothing placed
+    # Without runs (an SSML job: its text is no copy of the markup), the words' own offsets say it.
+    own = timed_sentences(text, _placed(text), "en")[0]  # type: ignore[arg-type]
+    assert own.written_at() == {"textOffset": 0, "textLength": len("Dr. Lee paid $5")}  # its words, not its full stop
+    assert all(c.written for c in cues(timed_sentences(text, _placed(text), "en")[1]))  # type: ignore[arg-type]

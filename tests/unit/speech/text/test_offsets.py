@@ -12,7 +12,7 @@ from speech.stream_steps import steps_for_request
 from speech.synthesizer import prepare, prepare_traced
 from speech.text import split_sentences
 from speech.text.normalize import normalize, normalize_traced
-from speech.text.offsets import Traced, locate, placed, spoken_words
+from speech.text.offsets import Traced, locate, pack, placed, spoken_words, unpack
 from speech.text.words import split_words
 from speech.types import WordTiming
 
@@ -201,3 +201,21 @@ def test_any_text_normalises_the_same_and_every_word_lands_inside_it(pieces: lis
         assert 0 <= w.source[0] < w.source[1] <= len(source), (source, w)
     timings = [WordTiming(w, float(i), i + 0.5) for i, w in enumerate(split_words(traced.text))]
     assert all(t.source is not None for t in locate(timings, traced))
+
+
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=6), st.integers(0, 50), st.integers(0, 6), st.booleans()),
+                min_size=1, max_size=8), st.integers(0, 40))
+@settings(max_examples=200, deadline=None)
+def test_pack_and_unpack_give_the_same_spans_back(parts: list[tuple[str, int, int, bool]], base: int) -> None:
+    """Copied runs and runs read in place of a span, in any mix, survive the packed form."""
+    traced = Traced.join(Traced.of(t, base + s) if copied else Traced.spread(t, (base + s, base + s + n))
+                         for t, s, n, copied in parts)
+    packed = pack(traced, base)
+    assert unpack(traced.text, packed, base) == traced
+    assert len(packed) <= len(parts)  # one run per part at most: the form stays small
+
+
+def test_unpack_refuses_spans_for_another_text() -> None:
+    packed = pack(Traced.of("ab") + Traced.spread("and", (2, 7)))
+    with pytest.raises(ValueError, match="packed spans for 2 characters, the text has 1"):
+        unpack("a", packed)
