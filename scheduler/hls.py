@@ -31,16 +31,10 @@ from typing import Final
 
 import numpy as np
 
+from scheduler.done_part import read_done_part
 from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
-from scheduler.objects import (
-    ChunkKeys,
-    hls_index_key,
-    hls_init_key,
-    hls_segment_key,
-    plan_key,
-)
-from scheduler.planning import Layout
-from scheduler.timeline import Timeline, done_prefix, faded
+from scheduler.objects import ChunkKeys, hls_index_key, hls_init_key, hls_segment_key
+from scheduler.timeline import Timeline, faded
 from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo
@@ -73,26 +67,19 @@ class _Prefix:
 
 
 def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> _Prefix | None:
-    with sessions() as session:
-        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status not in _STREAMING:
-            return None
-        durations = job_repo.chunk_durations(session=session, job_id=job_id)
-        keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = done_prefix(objects, durations, keys, layout.pauses_ms)
-    if timeline is None:
+    part = read_done_part(sessions, objects, job_id, lambda status, _: status in _STREAMING)
+    if part is None:
         return None
+    timeline, layout = part.timeline, part.layout
     prefix, rate = len(timeline.offsets), timeline.native_rate
-    complete = prefix == len(durations)
-    following_pause = 0 if complete else int(round(layout.pauses_ms[prefix] * rate / 1000))
+    following_pause = 0 if part.closed else int(round(layout.pauses_ms[prefix] * rate / 1000))
     chapters = [
         (mark.title, 0 if mark.chunk == 0 else timeline.offsets[mark.chunk] - timeline.pauses[mark.chunk])
         for mark in layout.chapters if mark.chunk < prefix
     ]
     chapters += [(mark.title, timeline.end) for mark in layout.chapters if mark.chunk == prefix and prefix]
-    known = KnownAudio(rate, timeline.end + following_pause, timeline.end if complete else None, chapters)
-    return _Prefix(timeline, known, len(durations))
+    known = KnownAudio(rate, timeline.end + following_pause, timeline.end if part.closed else None, chapters)
+    return _Prefix(timeline, known, part.total)
 
 
 class _Chunks:

@@ -31,13 +31,15 @@ CHAPTERS = [
 @pytest.fixture(scope="module")
 def live_stack(stack_env: dict[str, str], own_redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """One chunk a batch and one batch queued at a time, so the book is done a chunk at a time;
-    a cpu worker of its own, so segments are made while the synth worker goes on."""
+    the workers ``lector run`` starts (synth, cpu, and live for the segments), so segments are
+    made while the synth worker goes on."""
     env = {**stack_env, "LECTOR_REDIS_URL": own_redis_url, "LECTOR_JOB_BATCH_CHARS": "600", "LECTOR_JOB_BATCH_WINDOW": "1"}
     stack = launch(env, tmp_path_factory.mktemp("live-logs"))
     try:
         stack.kill("worker1")
         stack.start_worker("synth1", queues="synth")
         stack.start_worker("cpu1", queues="cpu")
+        stack.start_worker("live1", queues="live", pool="threads")
         yield stack
     finally:
         stack.stop_all()
@@ -90,7 +92,7 @@ def test_a_running_job_is_heard_from_a_playlist_that_only_grows(live_stack: Stac
         if "#EXT-X-ENDLIST" in text:
             break
         assert status not in ("failed", "canceled"), live_stack.log_text("synth1")[-3000:]
-        assert time.monotonic() < deadline, (status, text, live_stack.log_text("cpu1")[-3000:])
+        assert time.monotonic() < deadline, (status, text, live_stack.log_text("live1")[-3000:])
         time.sleep(0.25)
     job = httpx.get(f"{api}/v1/jobs/{job_id}", headers=_auth(key), timeout=30).json()
     assert job["status"] == "succeeded"
