@@ -13,9 +13,10 @@ segment does not wait for an encoder, the engine's cores are not spent on AAC, a
 bounded: each chunk is read once more and encoded at a few hundred times real time.
 
 The audio is the chunks as synthesized on the book's timeline (its pauses, the same edge fades
-as assembly), without the book's loudness gain, which is known only once the last chunk is: the
-finished download is normalised, the stream is the raw render. A chunk the QA check renders
-again after it was listed stays in the stream as first rendered.
+as assembly), each segment under the gain that the loudness measured so far asks for
+(``scheduler.hls_levels``: the book's whole gain is known only once its last chunk is), true-peak
+limited. A chunk the QA check renders again after it was listed stays in the stream as first
+rendered.
 
 One maker per job at a time (``jobs.lock_hls``): a twin that finds the lock held leaves, and
 the holder looks once more after letting go, so no batch's chunks are left waiting.
@@ -31,11 +32,13 @@ from typing import Final
 
 import numpy as np
 
+from scheduler.assembly import TARGET_LUFS
 from scheduler.done_part import read_done_part
 from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
-from scheduler.objects import ChunkKeys, hls_index_key, hls_init_key, hls_segment_key
+from scheduler.hls_levels import LiveLevel, leveled
+from scheduler.objects import ChunkKeys, hls_index_key, hls_init_key, hls_level_key, hls_segment_key
 from scheduler.timeline import Timeline, faded
-from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
+from speech.audio.aac_frames import AAC_RATES, FRAME, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
@@ -64,6 +67,8 @@ class _Prefix:
     timeline: Timeline  # the done chunks
     known: KnownAudio
     total: int  # the book's chunks
+    target_lufs: float
+    chapter_scope: bool
 
 
 def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> _Prefix | None:
@@ -79,7 +84,8 @@ def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UU
     ]
     chapters += [(mark.title, timeline.end) for mark in layout.chapters if mark.chunk == prefix and prefix]
     known = KnownAudio(rate, timeline.end + following_pause, timeline.end if part.closed else None, chapters)
-    return _Prefix(timeline, known, part.total)
+    target = float(part.params.loudness_lufs or TARGET_LUFS)
+    return _Prefix(timeline, known, part.total, target, part.params.chapter_scope)
 
 
 class _Chunks:
@@ -114,6 +120,17 @@ class _Chunks:
         return out
 
 
+def _level(objects: ObjectStore, job_id: uuid.UUID, index: StreamIndex) -> LiveLevel:
+    """The measurement after the last listed segment (a fresh one before the first)."""
+    if not index.segments:
+        return LiveLevel.start(index.rate)
+    try:
+        return LiveLevel.from_json(objects.get_bytes(hls_level_key(job_id, len(index.segments) - 1)))
+    except ObjectNotFound:  # listed before levels were kept: the rest is measured from here
+        log.warning("job %s: no live level after segment %d; measuring afresh", job_id, len(index.segments) - 1)
+        return LiveLevel.start(index.rate)
+
+
 def _pass(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, *, dry: bool = False) -> int:
     """Make (``dry``: count) the segments the done prefix allows beyond those listed."""
     found = _done_prefix(sessions, objects, job_id)
@@ -131,10 +148,17 @@ def _pass(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, *, 
         return len(planned)
     chunks = _Chunks(objects, job_id, found.timeline)
     end = known.book_end if known.book_end is not None else known.known_end
+    level = _level(objects, job_id, index)
+    chapter_cuts = {at // FRAME * FRAME for _, at in known.chapters}
     for start, stop in planned:
         lo, hi = max(0, start - PRE_ROLL), min(end, stop + POST_ROLL)
-        stretch = encode_stretch(chunks.span(lo, hi), lo, start, stop, known.rate)
+        audio, level = leveled(
+            level, chunks.span(lo, hi), slice(start - lo, stop - lo), rate=known.rate, target_lufs=found.target_lufs,
+            chapter_scope=found.chapter_scope, new_chapter=start in chapter_cuts,
+        )
+        stretch = encode_stretch(audio, lo, start, stop, known.rate)
         number = len(index.segments)
+        objects.put_bytes(hls_level_key(job_id, number), level.to_json(), content_type="application/json")
         if number == 0:
             objects.put_bytes(hls_init_key(job_id), init_segment(known.rate, stretch.config), content_type=INIT_CONTENT_TYPE)
         data = media_segment(number + 1, start, stretch.samples)
