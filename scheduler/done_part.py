@@ -30,7 +30,7 @@ class DonePart:
     """A job's contiguous done prefix, with what the job asked for and its plan."""
 
     status: JobStatus
-    params: JobParams
+    options: JobParams  # what the job asked for
     layout: Layout
     timeline: Timeline  # the chunks done from the first, in order
 

@@ -84,8 +84,8 @@ def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UU
     ]
     chapters += [(mark.title, timeline.end) for mark in layout.chapters if mark.chunk == prefix and prefix]
     known = KnownAudio(rate, timeline.end + following_pause, timeline.end if part.closed else None, chapters)
-    target = float(part.params.loudness_lufs or TARGET_LUFS)
-    return _Prefix(timeline, known, part.total, target, part.params.chapter_scope)
+    target = float(part.options.loudness_lufs or TARGET_LUFS)
+    return _Prefix(timeline, known, part.total, target, part.options.chapter_scope)
 
 
 class _Chunks:

@@ -383,7 +383,7 @@ def _done_prefix(
     )
     if part is None:
         return None
-    params = part.params
+    params = part.options
     out_rate = int(params.sampling_rate or out_rate)
     target = float(params.loudness_lufs or target_lufs)
     return Book(job_id, part.layout, part.timeline, params.format, out_rate, target)
