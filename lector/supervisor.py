@@ -54,9 +54,9 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
     The live playlist's segments (queue ``live``) get a worker of their own, one thread: Celery
     gives a worker one pool for all its queues, so on the ``cpu`` worker a new job's plan waited
     behind segment tasks and the segments behind an assembly. One thread is enough on one
-    machine: one maker per job runs at a time anyway (``scheduler.hls``), and it encodes at a few
-    hundred times real time, so it keeps up with every book the synth worker renders; a second
-    thread would only take cores from synthesis. The cost is one more idle Python process."""
+    machine: one maker per job runs at a time anyway (``scheduler.hls``), and it levels and encodes
+    at 100-160 times real time, so it keeps up with every book a CPU synth worker renders; a
+    second thread would only take cores from synthesis. The cost is one more idle Python process."""
     lector = _bin("lector")
     synth = [lector, "worker", "--queues", "synth", "--pool", "solo", "--quiet"]
     workers: dict[str, tuple[list[str], dict[str, str]]] = (

@@ -10,7 +10,8 @@ is stored, and a listed one is never made again, so the playlist only grows.
 Why here and not on request in the API or inside the synthesize task: the API stays a reader of
 small objects (a playlist is one GET of the index, a segment one GET), a listener's first
 segment does not wait for an encoder, the engine's cores are not spent on AAC, and the work is
-bounded: each chunk is read once more and encoded at a few hundred times real time.
+bounded: each chunk is read once more, leveled and encoded at 100-160 times real time on one core
+(``docs/scaling.md``).
 
 The audio is the chunks as synthesized on the book's timeline (its pauses, the same edge fades
 as assembly), each segment under the gain that the loudness measured so far asks for
