@@ -18,7 +18,9 @@ each segment gets the gain that the measurement *known so far* asks for:
   than ``MISS_LU`` is rendered again along a secant, at most ``RENDERS`` times, the gain at most
   ``MAX_LOSS_DB`` over the book's;
 - in whole tenths of a dB, as the chapter gains of assembly ahead, and limited at the ceiling
-  an m4b file gets (AAC is the stream's codec).
+  an m4b file gets (AAC is the stream's codec);
+- reached after the cut: the segment before's gain holds over the samples both encodings share
+  around the cut, then one AAC frame ramps to the segment's own (``_gain_curve``).
 
 The stream's level therefore starts from the first segment's own measurement (6 s) and settles
 as the book goes on; the rest is what AAC itself takes, which is not corrected (``docs/api.md``
@@ -37,6 +39,7 @@ import numpy as np
 from scheduler.conformance import limiter_ceiling
 from scheduler.rendering import limit_peaks
 from speech.audio import integrated_loudness, normalization_gain_db
+from speech.audio.aac_frames import FRAME, POST_ROLL
 from speech.audio.running_loudness import RunningLoudness
 
 #: A chapter's own measurement is used once it has this many seconds of blocks over the absolute
@@ -81,6 +84,25 @@ class LiveLevel:
         )
 
 
+def _linear(tenths: int) -> float:
+    return float(10 ** (tenths * GAIN_STEP_DB / 20))
+
+
+def _gain_curve(length: int, start: int, held: int | None, tenths: int) -> np.ndarray:
+    """The segment's gain per sample of its span: the segment before's gain (``held``) up to
+    ``POST_ROLL`` past the cut at ``start``, then a ramp of one AAC frame to its own. Around the
+    cut both encodings must see the same signal, or the frames either side of it no longer
+    cancel each other's aliasing (a click where the gains differ); the segment before was encoded
+    under its own gain up to ``POST_ROLL`` past its end."""
+    curve = np.full(length, _linear(tenths), dtype=np.float32)
+    if held is not None and held != tenths:
+        hold = min(length, start + POST_ROLL)
+        ramp = min(length, hold + FRAME)
+        curve[:hold] = _linear(held)
+        curve[hold:ramp] = np.linspace(_linear(held), _linear(tenths), ramp - hold, endpoint=False, dtype=np.float32)
+    return curve
+
+
 def leveled(
     level: LiveLevel, span: np.ndarray, own: slice, *, rate: int, target_lufs: float, chapter_scope: bool,
     new_chapter: bool,
@@ -91,9 +113,11 @@ def leveled(
     trusted = loudness.part if chapter_scope and loudness.part.seconds >= MIN_CHAPTER_S else loudness.whole
     base = normalization_gain_db(trusted.loudness(), target_lufs)
 
+    held = None if level.loudness.state is None else level.gain_tenths_db  # the segment before's
+
     def render(gain_db: float) -> tuple[int, np.ndarray, float]:
         tenths = round(min(gain_db, base + MAX_LOSS_DB) / GAIN_STEP_DB)
-        out = limit_peaks(span * np.float32(10 ** (tenths * GAIN_STEP_DB / 20)), rate, CEILING)
+        out = limit_peaks(span * _gain_curve(len(span), own.start, held, tenths), rate, CEILING)
         return tenths, out, integrated_loudness(out[own], rate)
 
     # What the book's gain alone would make of this segment, without the limiter: its target.

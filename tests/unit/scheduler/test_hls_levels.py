@@ -30,8 +30,12 @@ def _speechlike(seconds: float, seed: int, level: float, crest: float = 0.0) -> 
     return (level * x).astype(np.float32)
 
 
-def _stream(audio: np.ndarray, *, target: float, chapter_scope: bool = False, chapters: tuple[int, ...] = ()) -> tuple[np.ndarray, list[int]]:
-    """The segments' own samples, joined, and each one's gain in tenths of a dB."""
+def _stream(
+    audio: np.ndarray, *, target: float, chapter_scope: bool = False, chapters: tuple[int, ...] = (),
+    spans: list[tuple[int, np.ndarray]] | None = None,
+) -> tuple[np.ndarray, list[int]]:
+    """The segments' own samples, joined, and each one's gain in tenths of a dB; ``spans``
+    receives what each encoding is given (rolls included) and where it starts."""
     level, out, gains = LiveLevel.start(RATE), [], []
     cuts = sorted({*range(0, len(audio), SEGMENT), *chapters})
     for start, stop in zip(cuts, [*cuts[1:], len(audio)], strict=True):
@@ -39,6 +43,8 @@ def _stream(audio: np.ndarray, *, target: float, chapter_scope: bool = False, ch
         y, level = leveled(level, audio[lo:hi], slice(start - lo, stop - lo), rate=RATE, target_lufs=target,
                            chapter_scope=chapter_scope, new_chapter=start in chapters)
         level = LiveLevel.from_json(level.to_json())
+        if spans is not None:
+            spans.append((lo, y))
         out.append(y[start - lo : stop - lo])
         gains.append(level.gain_tenths_db)
     return np.concatenate(out), gains
@@ -86,3 +92,16 @@ def test_in_chapter_scope_each_chapter_reaches_the_target_once_measured() -> Non
     assert _lufs(out[chapter + settled :]) == pytest.approx(-19.0, abs=0.3)
     book, _ = _stream(raw, target=-19.0)  # book scope keeps the chapters' difference
     assert _lufs(book[:chapter]) - _lufs(book[chapter:]) > 8
+
+
+def test_around_each_cut_both_encodings_are_given_the_same_samples() -> None:
+    """A new gain starts after the samples the encoding before also had (its post-roll): else
+    the frames either side of the cut would not cancel each other's aliasing."""
+    raw = _speechlike(60, seed=5, level=0.5)
+    spans: list[tuple[int, np.ndarray]] = []
+    _, gains = _stream(raw, target=-23.0, spans=spans)  # no peak near the ceiling: no limiter
+    assert len(set(gains[1:])) > 1
+    for (lo0, y0), (lo1, y1) in zip(spans, spans[1:], strict=False):
+        a, b = lo1, lo0 + len(y0)  # the samples both were given
+        assert b - a == 2 * ROLL
+        np.testing.assert_array_equal(y0[a - lo0 :], y1[: b - lo1])
