@@ -67,7 +67,7 @@ def worker(name: str, threads: int) -> None:
     from lector.settings import Settings
     from lector.wiring import resolved_broker_url
     from lector.worker import build_resources
-    from scheduler.queue import Dispatcher, make_celery
+    from scheduler.queue import QUEUES, Dispatcher, make_celery
     from speech.synthesizer import Synthesizer
     from workers import tasks
     from workers.resources import Lazy, Resources
@@ -83,7 +83,7 @@ def worker(name: str, threads: int) -> None:
         return resources
 
     tasks.register(app, Lazy(build))
-    app.worker_main(["worker", "--queues", "synth,cpu", "--pool", "threads", "--concurrency", str(threads),
+    app.worker_main(["worker", "--queues", ",".join(QUEUES), "--pool", "threads", "--concurrency", str(threads),
                      "--hostname", f"{name}@bench", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"])
 
 

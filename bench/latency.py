@@ -174,11 +174,7 @@ def _piper(python: str, repeats: int, concurrency: int) -> float:
             _row("piper http (wav)", "one", concurrency, _concurrent(concurrency, lambda: once(client, ONE)))
     finally:
         server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # a loaded host drains slowly: the figures are already out
-            server.kill()
-            server.wait()
+        server.wait(timeout=30)
     return statistics.median(alone)
 
 
@@ -237,48 +233,66 @@ def main() -> None:
 
 
 @contextlib.contextmanager
-def served(services: Backends, env_extra: dict[str, str] | None = None, port: int = 18765) -> Iterator[tuple[str, str]]:
-    """``lector serve`` on a throwaway database (``env_extra`` on top of this environment), up
-    and answering; yields its base URL and an API key; stops it and drops the database."""
+def throwaway_account(services: Backends, *, ws_connections_per_minute: int = 60) -> Iterator[tuple[str, str, str]]:
+    """A fresh, migrated PostgreSQL database with one account; yields
+    the database's name and URL and the account's API key, and drops the database afterwards, so a bench
+    never sees another run's jobs or keys."""
     db = f"lector_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(services.admin, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db)))
     url = services.database_url(db)
-    from store.db import accounts, keys
-    from store.db.migrate import upgrade
-    from store.db.session import make_engine, make_sessionmaker, session_scope
-
-    upgrade(url)
-    engine = make_engine(url)
-    with session_scope(make_sessionmaker(engine)) as session:
-        account = accounts.create_account(session=session, name="bench", ws_connections_per_minute=10_000)
-        key = keys.create_key(session=session, account_id=account.id)[1]
-    engine.dispose()
-
-    env = {**os.environ, "LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": services.redis_url,
-           "LECTOR_DATA_DIR": f"/tmp/{db}", **(env_extra or {})}
-    server = subprocess.Popen([str(Path(sys.executable).with_name("lector")), "serve", "--port", str(port)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(timeout=10) as client:
-            for _ in range(240):
-                try:
-                    client.get(f"{base}/data/voices/all-v2.json")
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.5)
-        yield base, key
+        from store.db import accounts, keys
+        from store.db.migrate import upgrade
+        from store.db.session import make_engine, make_sessionmaker, session_scope
+
+        upgrade(url)
+        engine = make_engine(url)
+        with session_scope(make_sessionmaker(engine)) as session:
+            created = accounts.create_account(
+                session=session, name="bench", ws_connections_per_minute=ws_connections_per_minute
+            )
+            key = keys.create_key(session=session, account_id=created.id)[1]
+        engine.dispose()
+        yield db, url, key
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # a loaded host drains slowly: the figures are already out
-            server.kill()
-            server.wait()
         with psycopg.connect(services.admin, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
-        shutil.rmtree(f"/tmp/{db}", ignore_errors=True)  # the server's data folder
+
+
+def wait_until_up(base: str, path: str = "/livez", tries: int = 240) -> None:
+    """Poll ``base + path`` every half second until the server answers (it loads its voices first)."""
+    with httpx.Client(timeout=10) as client:
+        for _ in range(tries):
+            try:
+                client.get(f"{base}{path}")
+                return
+            except httpx.HTTPError:
+                time.sleep(0.5)
+
+
+@contextlib.contextmanager
+def served(services: Backends, env_extra: dict[str, str] | None = None, port: int = 18765) -> Iterator[tuple[str, str]]:
+    """``lector serve`` on a throwaway database (``env_extra`` on top of this environment), up
+    and answering; yields its base URL and an API key; stops it and drops the database."""
+    with throwaway_account(services, ws_connections_per_minute=10_000) as (db, url, key):
+        data_dir = f"/tmp/{db}"
+        env = {**os.environ, "LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": services.redis_url,
+               "LECTOR_DATA_DIR": data_dir, **(env_extra or {})}
+        server = subprocess.Popen([str(Path(sys.executable).with_name("lector")), "serve", "--port", str(port)],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_up(base, "/data/voices/all-v2.json")
+            yield base, key
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a loaded host drains slowly: the figures are already out
+                server.kill()
+                server.wait()
+            shutil.rmtree(data_dir, ignore_errors=True)  # the server's data folder
 
 
 def _serve_and_measure(

@@ -1,6 +1,6 @@
 """Submit to first playable segment: how soon a book can be heard through its live playlist.
 
-Runs a real lector (``lector serve``, a ``synth`` worker and a ``cpu`` worker in subprocesses,
+Runs a real lector (``lector serve``, a ``synth``, a ``cpu`` and a ``live`` worker in subprocesses,
 objects in a local directory) on a throwaway PostgreSQL database, submits a book through the
 jobs API and polls ``/v1/jobs/{id}/stream.m3u8`` every 50 ms. The first segment counts as
 playable once its bytes and the init segment are fetched with the API key and decode (PyAV).
@@ -25,17 +25,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import av
 import httpx
-import psycopg
-from psycopg import sql
 
 from bench.book import book_text
-from bench.latency import Backends, backends
+from bench.latency import Backends, backends, throwaway_account, wait_until_up
 from bench.machine import describe
+from scheduler.queue import QUEUE_CPU, QUEUE_LIVE, QUEUE_SYNTH
 
 POLL_S = 0.05
 
@@ -80,48 +78,30 @@ def _run_job(client: httpx.Client, api: str, body: dict[str, object]) -> tuple[f
 
 
 def _measure(args: argparse.Namespace, services: Backends, workdir: Path) -> None:
-    db = f"lector_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(services.admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db)))
-    url = services.database_url(db)
     from lector.backends import free_port
-    from store.db import accounts, keys
-    from store.db.migrate import upgrade
-    from store.db.session import make_engine, make_sessionmaker, session_scope
 
-    upgrade(url)
-    engine = make_engine(url)
-    with session_scope(make_sessionmaker(engine)) as session:
-        key = keys.create_key(session=session, account_id=accounts.create_account(session=session, name="bench").id)[1]
-    engine.dispose()
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LECTOR_")}
-    env |= {"LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": services.redis_url, "LECTOR_DATA_DIR": str(workdir)}
-    processes = [
-        _lector("serve", "--host", "127.0.0.1", "--port", str(port), env=env, log=workdir / "api.log"),
-        _lector("worker", "--queues", "synth", "--pool", "solo", "--name", "synth", env=env, log=workdir / "synth.log"),
-        _lector("worker", "--queues", "cpu", "--pool", "solo", "--name", "cpu", env=env, log=workdir / "cpu.log"),
-    ]
     api = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
-            for _ in range(240):
-                try:
-                    client.get(f"{api}/livez").raise_for_status()
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.5)
-            voice = {"speaker": args.speaker, "modelId": args.model, "format": args.format}
-            _run_job(client, api, {"text": "A sentence that loads the voice.", **voice})  # warm-up
-            text, skip = book_text(args.chars)
-            chunk, segment, finished, heard = _run_job(client, api, {"text": text, "skipFrontMatter": skip, **voice})
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=60)
-        with psycopg.connect(services.admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
+    with throwaway_account(services) as (_, url, key):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LECTOR_")}
+        env |= {"LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": services.redis_url, "LECTOR_DATA_DIR": str(workdir)}
+        processes = [
+            _lector("serve", "--host", "127.0.0.1", "--port", str(port), env=env, log=workdir / "api.log"),
+            *(_lector("worker", "--queues", queue, "--pool", "solo", "--name", queue, env=env, log=workdir / f"{queue}.log")
+              for queue in (QUEUE_SYNTH, QUEUE_CPU, QUEUE_LIVE)),
+        ]
+        try:
+            wait_until_up(api)
+            with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {key}"}) as client:
+                voice = {"speaker": args.speaker, "modelId": args.model, "format": args.format}
+                _run_job(client, api, {"text": "A sentence that loads the voice.", **voice})  # warm-up
+                text, skip = book_text(args.chars)
+                chunk, segment, finished, heard = _run_job(client, api, {"text": text, "skipFrontMatter": skip, **voice})
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                process.wait(timeout=60)
     print(f"book: {len(text)} characters, {args.speaker} ({args.model}), {args.format}")
     print(f"submit -> first chunks done (job progress): {chunk:.2f} s")
     print(f"submit -> first playable segment ({heard:.2f} s of audio): {segment:.2f} s")

@@ -166,10 +166,9 @@ def register_job_collector(services: Any) -> JobCollector | None:
     """The scrape-time job collector, for a process that has PostgreSQL and a broker (cloud mode)."""
     if services.session_factory is None or services.queue_depths is None:
         return None
-    from scheduler.queue import QUEUE_CPU, QUEUE_SYNTH
+    from scheduler.queue import QUEUES
 
-    collector = JobCollector(services.session_factory, services.queue_depths, (QUEUE_SYNTH, QUEUE_CPU),
-                             services.stall_after_s)
+    collector = JobCollector(services.session_factory, services.queue_depths, QUEUES, services.stall_after_s)
     REGISTRY.register(collector)
     return collector
 

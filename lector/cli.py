@@ -70,7 +70,7 @@ def serve(
 
 @app.command()
 def worker(
-    queues: str = typer.Option("synth,cpu", help="comma-separated queues"),
+    queues: str = typer.Option("synth,cpu,live", help="comma-separated queues (scheduler.queue.QUEUES)"),
     pool: str = typer.Option("solo", help="solo for GPU/torch work, threads for I/O"),
     concurrency: int = typer.Option(1),
     name: str = typer.Option("worker", help="the worker's name; NAME@HOST names the host too"),

@@ -186,8 +186,8 @@ class Settings(_Checked):
         True, description="books in chapter loudness scope are measured and encoded on the cpu queue while synthesis runs"
     )
     live_playlist: bool = Field(
-        True, description="a running job's done chunks become HLS segments on the cpu queue "
-        "(`/v1/jobs/{id}/stream.m3u8`: listen while it renders)",
+        True, description="a running job's done chunks become HLS segments on the live queue, at the job's "
+        "loudness target (`/v1/jobs/{id}/stream.m3u8`: listen while it renders)",
     )
     # The cancel check runs between engine calls. 1,500 suits a CPU; a GPU wants far larger calls
     # (measured on an H100: 1,000x realtime at 1,500, 1,500-1,900x at 20,000).

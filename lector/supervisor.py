@@ -2,7 +2,7 @@
 
 Resolves (or starts) PostgreSQL and Redis, applies migrations, makes sure a dev account and key
 exist so a newcomer can curl it at once, then runs the API, a GPU-queue worker, a CPU-queue worker
-with the periodic reaper, each in its own process group. ``lector.children`` keeps them alive: a
+with the periodic reaper and the live playlist's worker, each in its own process group. ``lector.children`` keeps them alive: a
 child that dies is restarted (with backoff, at most ``restart_limit_per_minute`` times a minute)
 and, when it was a worker, the unfinished jobs are re-sent at once (``resume_jobs``). Ctrl-C
 stops everything it started, also when pressed twice.
@@ -49,7 +49,14 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
     """The processes of ``lector run``: name -> (argv, environment overrides).
 
     One solo synth worker per GPU, each seeing only its own device (CUDA does not survive fork,
-    and one process per device keeps every device busy); one on the CPU when there is none."""
+    and one process per device keeps every device busy); one on the CPU when there is none.
+
+    The live playlist's segments (queue ``live``) get a worker of their own, one thread: Celery
+    gives a worker one pool for all its queues, so on the ``cpu`` worker a new job's plan waited
+    behind segment tasks and the segments behind an assembly. One thread is enough on one
+    machine: one maker per job runs at a time anyway (``scheduler.hls``), and it levels and encodes
+    at 100-160 times real time, so it keeps up with every book a CPU synth worker renders; a
+    second thread would only take cores from synthesis. The cost is one more idle Python process."""
     lector = _bin("lector")
     synth = [lector, "worker", "--queues", "synth", "--pool", "solo", "--quiet"]
     workers: dict[str, tuple[list[str], dict[str, str]]] = (
@@ -68,6 +75,10 @@ def commands(settings: Settings, gpus: int = 0) -> dict[str, tuple[list[str], di
         "worker-cpu": (
             [lector, "worker", "--queues", "cpu", "--pool", "threads", "--concurrency", "2", "--name", "cpu", "--beat",
              "--quiet"],
+            {},
+        ),
+        "worker-live": (
+            [lector, "worker", "--queues", "live", "--pool", "threads", "--concurrency", "1", "--name", "live", "--quiet"],
             {},
         ),
     }
@@ -178,7 +189,7 @@ def run(settings: Settings) -> int:
         urls = (backends.database_url, settings.broker_url or backends.redis_url, settings.visibility_timeout_s)
 
         def on_restart(name: str) -> None:
-            if name.startswith("worker-"):
+            if name.startswith("worker-") and name != "worker-live":  # the live worker holds no job's step
                 resume_jobs(*urls)
 
         supervisor.on_restart = on_restart

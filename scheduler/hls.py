@@ -10,12 +10,14 @@ is stored, and a listed one is never made again, so the playlist only grows.
 Why here and not on request in the API or inside the synthesize task: the API stays a reader of
 small objects (a playlist is one GET of the index, a segment one GET), a listener's first
 segment does not wait for an encoder, the engine's cores are not spent on AAC, and the work is
-bounded: each chunk is read once more and encoded at a few hundred times real time.
+bounded: each chunk is read once more, leveled and encoded at 100-160 times real time on one core
+(``docs/scaling.md``).
 
 The audio is the chunks as synthesized on the book's timeline (its pauses, the same edge fades
-as assembly), without the book's loudness gain, which is known only once the last chunk is: the
-finished download is normalised, the stream is the raw render. A chunk the QA check renders
-again after it was listed stays in the stream as first rendered.
+as assembly), each segment under the gain that the loudness measured so far asks for
+(``scheduler.hls_levels``: the book's whole gain is known only once its last chunk is), true-peak
+limited. A chunk the QA check renders again after it was listed stays in the stream as first
+rendered.
 
 One maker per job at a time (``jobs.lock_hls``): a twin that finds the lock held leaves, and
 the holder looks once more after letting go, so no batch's chunks are left waiting.
@@ -31,17 +33,13 @@ from typing import Final
 
 import numpy as np
 
+from scheduler.assembly import TARGET_LUFS
+from scheduler.done_part import read_done_part
 from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
-from scheduler.objects import (
-    ChunkKeys,
-    hls_index_key,
-    hls_init_key,
-    hls_segment_key,
-    plan_key,
-)
-from scheduler.planning import Layout
-from scheduler.timeline import Timeline, done_prefix, faded
-from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
+from scheduler.hls_levels import LiveLevel, leveled
+from scheduler.objects import ChunkKeys, hls_index_key, hls_init_key, hls_level_key, hls_segment_key
+from scheduler.timeline import Timeline, faded
+from speech.audio.aac_frames import AAC_RATES, FRAME, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
@@ -70,29 +68,25 @@ class _Prefix:
     timeline: Timeline  # the done chunks
     known: KnownAudio
     total: int  # the book's chunks
+    target_lufs: float
+    chapter_scope: bool
 
 
 def _done_prefix(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID) -> _Prefix | None:
-    with sessions() as session:
-        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        if job.status not in _STREAMING:
-            return None
-        durations = job_repo.chunk_durations(session=session, job_id=job_id)
-        keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = done_prefix(objects, durations, keys, layout.pauses_ms)
-    if timeline is None:
+    part = read_done_part(sessions, objects, job_id, lambda status, _: status in _STREAMING)
+    if part is None:
         return None
+    timeline, layout = part.timeline, part.layout
     prefix, rate = len(timeline.offsets), timeline.native_rate
-    complete = prefix == len(durations)
-    following_pause = 0 if complete else int(round(layout.pauses_ms[prefix] * rate / 1000))
+    following_pause = 0 if part.closed else int(round(layout.pauses_ms[prefix] * rate / 1000))
     chapters = [
         (mark.title, 0 if mark.chunk == 0 else timeline.offsets[mark.chunk] - timeline.pauses[mark.chunk])
         for mark in layout.chapters if mark.chunk < prefix
     ]
     chapters += [(mark.title, timeline.end) for mark in layout.chapters if mark.chunk == prefix and prefix]
-    known = KnownAudio(rate, timeline.end + following_pause, timeline.end if complete else None, chapters)
-    return _Prefix(timeline, known, len(durations))
+    known = KnownAudio(rate, timeline.end + following_pause, timeline.end if part.closed else None, chapters)
+    target = float(part.options.loudness_lufs or TARGET_LUFS)
+    return _Prefix(timeline, known, part.total, target, part.options.chapter_scope)
 
 
 class _Chunks:
@@ -127,6 +121,17 @@ class _Chunks:
         return out
 
 
+def _level(objects: ObjectStore, job_id: uuid.UUID, index: StreamIndex) -> LiveLevel:
+    """The measurement after the last listed segment (a fresh one before the first)."""
+    if not index.segments:
+        return LiveLevel.start(index.rate)
+    try:
+        return LiveLevel.from_json(objects.get_bytes(hls_level_key(job_id, len(index.segments) - 1)))
+    except ObjectNotFound:  # listed before levels were kept: the rest is measured from here
+        log.warning("job %s: no live level after segment %d; measuring afresh", job_id, len(index.segments) - 1)
+        return LiveLevel.start(index.rate)
+
+
 def _pass(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, *, dry: bool = False) -> int:
     """Make (``dry``: count) the segments the done prefix allows beyond those listed."""
     found = _done_prefix(sessions, objects, job_id)
@@ -144,10 +149,17 @@ def _pass(sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, *, 
         return len(planned)
     chunks = _Chunks(objects, job_id, found.timeline)
     end = known.book_end if known.book_end is not None else known.known_end
+    level = _level(objects, job_id, index)
+    chapter_cuts = {at // FRAME * FRAME for _, at in known.chapters}
     for start, stop in planned:
         lo, hi = max(0, start - PRE_ROLL), min(end, stop + POST_ROLL)
-        stretch = encode_stretch(chunks.span(lo, hi), lo, start, stop, known.rate)
+        audio, level = leveled(
+            level, chunks.span(lo, hi), slice(start - lo, stop - lo), rate=known.rate, target_lufs=found.target_lufs,
+            chapter_scope=found.chapter_scope, new_chapter=start in chapter_cuts,
+        )
+        stretch = encode_stretch(audio, lo, start, stop, known.rate)
         number = len(index.segments)
+        objects.put_bytes(hls_level_key(job_id, number), level.to_json(), content_type="application/json")
         if number == 0:
             objects.put_bytes(hls_init_key(job_id), init_segment(known.rate, stretch.config), content_type=INIT_CONTENT_TYPE)
         data = media_segment(number + 1, start, stretch.samples)

@@ -183,3 +183,9 @@ def cache_audio_key(account_id: uuid.UUID | str, content_key: str) -> str:
 
 def cache_meta_key(account_id: uuid.UUID | str, content_key: str) -> str:
     return f"cache/{account_id}/{content_key[:2]}/{content_key}.json"
+
+
+def hls_level_key(job_id: uuid.UUID | str, number: int) -> str:
+    """The live playlist's loudness measurement after segment ``number``, and the gain that
+    segment was made under (``scheduler.hls_levels``): the next segment's maker goes on from it."""
+    return f"jobs/{job_id}/hls/levels/{number:06d}.json"

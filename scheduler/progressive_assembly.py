@@ -35,14 +35,12 @@ import numpy as np
 
 from scheduler import parallel
 from scheduler.conformance import limiter_ceiling
-from scheduler.job_params import JobParams
+from scheduler.done_part import read_done_part
 from scheduler.objects import (
-    ChunkKeys,
     ahead_chapter_key,
     ahead_loudness_key,
     ahead_loudness_prefix,
     ahead_segment_key,
-    plan_key,
 )
 from scheduler.planning import Layout
 from scheduler.rendering import (
@@ -53,7 +51,7 @@ from scheduler.rendering import (
     render_audio,
     uses_segments,
 )
-from scheduler.timeline import Timeline, done_prefix, faded, fetch_audio
+from scheduler.timeline import Timeline, faded, fetch_audio
 from speech.audio import (
     FILE_FORMATS,
     EncodedSegment,
@@ -380,17 +378,12 @@ def _done_prefix(
     sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, out_rate: int, target_lufs: float
 ) -> Book | None:
     """A running chapter-scope job's done prefix (None for any other job, or none done)."""
-    with sessions() as session:
-        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        params = JobParams.from_stored(job.params)
-        if job.status != JobStatus.RUNNING or not params.chapter_scope:
-            return None
-        durations = job_repo.chunk_durations(session=session, job_id=job_id)
-        keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    timeline = done_prefix(objects, durations, keys, layout.pauses_ms)
-    if timeline is None:
+    part = read_done_part(
+        sessions, objects, job_id, lambda status, params: status == JobStatus.RUNNING and params.chapter_scope
+    )
+    if part is None:
         return None
+    params = part.options
     out_rate = int(params.sampling_rate or out_rate)
     target = float(params.loudness_lufs or target_lufs)
-    return Book(job_id, layout, timeline, params.format, out_rate, target)
+    return Book(job_id, part.layout, part.timeline, params.format, out_rate, target)

@@ -10,8 +10,8 @@ than any task; and the unacked-restore interval is short, since kombu otherwise 
 before it notices a lost task.
 
 Two brokers (``docs/scaling.md`` says which to choose): Redis, the embedded default for one
-machine, and RabbitMQ (``amqp://``) for a farm of hosts. On RabbitMQ the ``synth`` and ``cpu``
-queues are quorum queues (replicated, and they requeue the unacknowledged messages of a connection
+machine, and RabbitMQ (``amqp://``) for a farm of hosts. On RabbitMQ the ``synth``, ``cpu`` and
+``live`` queues are quorum queues (replicated, and they requeue the unacknowledged messages of a connection
 whose heartbeats stop, so a vanished host's task comes back in seconds, not after the reaper's
 stall timeout); publishes wait for the broker's confirm, so a message sent after a commit is on
 the broker before the sender goes on. The queues' exchanges are topic exchanges because Celery's
@@ -39,6 +39,13 @@ TASK_HLS: Final = "lector.hls_segments"
 
 QUEUE_CPU: Final = "cpu"
 QUEUE_SYNTH: Final = "synth"
+#: The live playlist's segments, apart from ``cpu``: on one ``cpu`` worker a new job's plan waited
+#: behind segment tasks (one is sent after every engine call) and segments waited behind an
+#: assembly of minutes, so the playlist stalled just when a listener had caught up. A worker of
+#: its own takes them (``lector run``'s ``worker-live``, compose's and k8s' ``worker-live``).
+QUEUE_LIVE: Final = "live"
+#: Every queue, in the order a worker that takes them all lists them.
+QUEUES: Final = (QUEUE_SYNTH, QUEUE_CPU, QUEUE_LIVE)
 
 ROUTES: Final[dict[str, str]] = {
     TASK_PLAN: QUEUE_CPU,
@@ -50,7 +57,7 @@ ROUTES: Final[dict[str, str]] = {
     TASK_EXPIRE: QUEUE_CPU,
     TASK_QA_CHECK: QUEUE_CPU,  # speech recognition: never in the synth worker's way
     TASK_QA_REDO: QUEUE_SYNTH,  # a second rendering needs the engine
-    TASK_HLS: QUEUE_CPU,  # AAC encoding for the live playlist: never in the synth worker's way
+    TASK_HLS: QUEUE_LIVE,  # AAC encoding for the live playlist: in neither the synth nor the cpu queue's way
 }
 EXPIRE_EVERY_S: Final = 3600.0
 #: Seconds between AMQP heartbeats: RabbitMQ drops a silent connection (and requeues what it held)
@@ -66,13 +73,13 @@ def is_amqp(broker_url: str) -> bool:
 
 
 def quorum_queues() -> list[Queue]:
-    """``synth`` and ``cpu`` as quorum queues on topic exchanges of their own name."""
+    """Every queue as a quorum queue on a topic exchange of its own name."""
     return [
         Queue(  # type: ignore[no-untyped-call]  # kombu's constructors carry no annotations
             name, Exchange(name, type="topic"), routing_key=name,  # type: ignore[no-untyped-call]
             queue_arguments={"x-queue-type": "quorum"},
         )
-        for name in (QUEUE_CPU, QUEUE_SYNTH)
+        for name in QUEUES
     ]
 
 

@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("dir")
     start.add_argument("host")
     start.add_argument("worker")
-    start.add_argument("--queues", default="synth,cpu")
+    start.add_argument("--queues", default="synth,cpu,live")
     start.add_argument("--pool", default="threads")
     start.add_argument("--env-file", help="KEY=VALUE lines (LECTOR_* with the bridge's addresses)")
     for name in ("kill", "freeze", "thaw", "mend"):

@@ -105,8 +105,23 @@ CLOUD_ROLES = {
     "model-server": ["model-server"],
     "worker-gpu": ["worker", "--queues", "synth"],
     "worker-cpu": ["worker", "--queues", "cpu"],
+    "worker-live": ["worker", "--queues", "live"],
     "beat": ["worker", "--queues", "cpu"],
 }
+
+
+def test_every_queue_has_a_worker_and_the_live_playlist_one_of_its_own(compose: dict[str, Any]) -> None:
+    """A queue nobody takes is work nobody does; the live playlist's segments on the ``cpu``
+    worker held a new job's plan up (``scheduler.queue.QUEUE_LIVE``)."""
+    from scheduler.queue import QUEUE_LIVE, QUEUES
+
+    taken = {
+        name: svc["command"][svc["command"].index("--queues") + 1].split(",")
+        for name, svc in compose["services"].items()
+        if "profiles" not in svc and "--queues" in svc.get("command", [])
+    }
+    assert {q for queues in taken.values() for q in queues} == set(QUEUES)
+    assert {name: queues for name, queues in taken.items() if QUEUE_LIVE in queues} == {"worker-live": [QUEUE_LIVE]}
 
 
 def test_the_cloud_stack_has_every_role_on_one_image(compose: dict[str, Any]) -> None:
@@ -132,7 +147,7 @@ def test_gpu_roles_reserve_every_gpu_and_the_api_uses_the_model_service(compose:
         assert services[name]["environment"]["LECTOR_DEVICE"] == "cuda"
     assert services["api"]["environment"]["MODEL_URL"] == "http://model-server:8080/invocations"
     assert "/readyz" in " ".join(services["model-server"]["healthcheck"]["test"])
-    for name in ("api", "worker-gpu", "worker-cpu", "beat"):  # the shared settings reach every role
+    for name in ("api", "worker-gpu", "worker-cpu", "worker-live", "beat"):  # the shared settings reach every role
         env = services[name]["environment"]
         assert env["LECTOR_DATABASE_URL"].startswith("postgresql+psycopg://") and "@postgres:5432/" in env["LECTOR_DATABASE_URL"]
         assert env["LECTOR_REDIS_URL"] == "redis://redis:6379/0"

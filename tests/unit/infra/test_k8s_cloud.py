@@ -21,7 +21,7 @@ CLOUD = ROOT / "infra" / "k8s" / "cloud"
 KUBERNETES_VERSION = "1.30"
 # compose's cloud roles -> their workload here (PostgreSQL, Redis and MinIO are managed services)
 ROLES = {"api": "lector-api", "model-server": "lector-model-server", "worker-gpu": "lector-worker-gpu",
-         "worker-cpu": "lector-worker-cpu", "beat": "lector-beat"}
+         "worker-cpu": "lector-worker-cpu", "worker-live": "lector-worker-live", "beat": "lector-beat"}
 # The API is a StatefulSet (a volume per replica for its usage outbox); the other roles keep no state.
 KINDS = {name: "StatefulSet" if name == "lector-api" else "Deployment" for name in ROLES.values()}
 
@@ -80,7 +80,7 @@ def test_the_model_service_is_ready_after_warm_up_and_the_api_uses_it() -> None:
     assert startup["httpGet"]["path"] == "/readyz" and startup["periodSeconds"] * startup["failureThreshold"] >= 300
     api_env = {e["name"]: e.get("value") for e in _container("StatefulSet", "lector-api")["env"]}
     assert api_env["MODEL_URL"] == "http://lector-model-server:8080/invocations"
-    for worker in ("lector-worker-gpu", "lector-worker-cpu"):  # workers synthesize in process, as in compose
+    for worker in ("lector-worker-gpu", "lector-worker-cpu", "lector-worker-live"):  # workers synthesize in process, as in compose
         assert "MODEL_URL" not in {e["name"] for e in _container("Deployment", worker)["env"]}
     config = BY_NAME[("ConfigMap", "lector-cloud")]
     assert "MODEL_URL" not in config["data"]

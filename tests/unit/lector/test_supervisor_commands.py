@@ -1,4 +1,5 @@
-"""``lector run``'s process list: one synth worker per GPU, each pinned to its own device."""
+"""``lector run``'s process list: one synth worker per GPU, each pinned to its own device, and
+every queue taken by exactly one worker (the live playlist's by one of its own)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,22 @@ from lector.supervisor import commands, gpu_count
 
 def test_without_a_gpu_one_cpu_synth_worker() -> None:
     procs = commands(Settings(), 0)
-    assert set(procs) == {"api", "worker-synth", "worker-cpu"}
+    assert set(procs) == {"api", "worker-synth", "worker-cpu", "worker-live"}
     argv, env = procs["worker-synth"]
     assert argv[argv.index("--pool") + 1] == "solo" and env == {}
+
+
+@pytest.mark.parametrize("gpus", [0, 2])
+def test_every_queue_is_taken_and_the_live_playlist_by_a_worker_of_its_own(gpus: int) -> None:
+    from scheduler.queue import QUEUE_LIVE, QUEUES
+
+    taken = {
+        name: argv[argv.index("--queues") + 1].split(",")
+        for name, (argv, _) in commands(Settings(), gpus).items() if "--queues" in argv
+    }
+    assert {q for queues in taken.values() for q in queues} == set(QUEUES)
+    assert [name for name, queues in taken.items() if QUEUE_LIVE in queues] == ["worker-live"]
+    assert taken["worker-live"] == [QUEUE_LIVE]
 
 
 @pytest.mark.parametrize("gpus", [1, 4])

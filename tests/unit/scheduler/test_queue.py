@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.queue import QUEUE_CPU, QUEUE_SYNTH, ROUTES, is_amqp, make_celery
+from scheduler.queue import QUEUE_CPU, QUEUE_LIVE, QUEUE_SYNTH, QUEUES, ROUTES, is_amqp, make_celery
 
 AMQP = "amqp://guest:guest@10.210.0.1:5672/farm"
 REDIS = "redis://127.0.0.1:6379/0"
@@ -23,7 +23,7 @@ def test_the_broker_is_told_by_the_scheme(url: str, amqp: bool) -> None:
 def test_rabbitmq_gets_quorum_queues_confirms_and_heartbeats() -> None:
     conf = make_celery(AMQP, heartbeat_s=7).conf
     queues = {q.name: q for q in conf.task_queues}
-    assert set(queues) == {QUEUE_CPU, QUEUE_SYNTH} == set(ROUTES.values())
+    assert set(queues) == {QUEUE_CPU, QUEUE_SYNTH, QUEUE_LIVE} == set(QUEUES) == set(ROUTES.values())
     for name, queue in queues.items():
         assert queue.queue_arguments == {"x-queue-type": "quorum"}
         assert (queue.exchange.name, queue.exchange.type, queue.routing_key) == (name, "topic", name)
