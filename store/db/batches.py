@@ -81,12 +81,12 @@ def next_waiting(*, session: Session, account_id: uuid.UUID) -> tuple[uuid.UUID,
     job_id, number = pick
     indices = session.scalar(
         update(JobBatch)
-        .where(JobBatch.job_id == job_id, JobBatch.number == number)
+        .where(JobBatch.job_id == job_id, JobBatch.number == number, JobBatch.status == BatchStatus.WAITING)
         .values(status=BatchStatus.SENT, sent_at=func.clock_timestamp())  # several picks in one transaction differ
         .returning(JobBatch.indices)
         .execution_options(synchronize_session=False)
     )
-    return job_id, list(indices or [])
+    return None if indices is None else (job_id, list(indices))  # None: taken meanwhile, outside the lock
 
 
 def finish(*, session: Session, job_id: uuid.UUID, indices: Sequence[int]) -> bool:
