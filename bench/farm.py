@@ -171,9 +171,16 @@ def main() -> int:  # noqa: PLR0915 - one linear script
             ))
         sessions = scoped_sessions(make_sessionmaker(engine))
         objects = LocalObjectStore(objects_dir)
+        # Each book a stretch of the novel of its own: books of one text would be copied from the
+        # account's chunk cache (scheduler.chunk_cache), not rendered, and bill nothing.
         start_at = source.index("It is a truth universally acknowledged")
-        text = source[start_at:start_at + args.chars]
-        text = text[: text.rfind(".") + 1]
+        novel = source[start_at:]
+        texts = []
+        for n in range(args.books):
+            begin = (n * args.chars) % max(len(novel) - args.chars, 1)
+            piece = novel[begin:begin + args.chars]
+            texts.append(piece[: piece.rfind(".") + 1])
+        text_chars = sum(len(t) for t in texts) / len(texts)
         intake_started = time.perf_counter()
         messages = []
         with sessions() as session:
@@ -181,7 +188,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
                         for _ in range(args.accounts or args.books)]
         for n in range(args.books):
             with sessions() as session:
-                spec = JobSpec(text=f"Book {n}. " + text, speaker="joe", model_id="mistv3", lang="en", format="wav")
+                spec = JobSpec(text=f"Book {n}. " + texts[n], speaker="joe", model_id="mistv3", lang="en", format="wav")
                 _, _, sent = lifecycle.submit(session=session, objects=objects, account_id=accounts[n % len(accounts)],
                                               spec=spec,
                                               idempotency_key=None, allow_private_webhooks=False)
@@ -224,12 +231,12 @@ def main() -> int:  # noqa: PLR0915 - one linear script
         assert chunks_at is not None
         chunk_s = chunks_at - started
         rate = total / chunk_s
-        audio_per_chunk = (len(text) / (total / args.books)) / args.chars_per_second
+        audio_per_chunk = (text_chars / (total / args.books)) / args.chars_per_second
         need = H100_HOSTS * REALTIME_X / audio_per_chunk
         print("control plane only (stand-in engine, chunk audio in /dev/shm): broker RabbitMQ, "  # noqa: T201
               f"{args.workers} workers x {args.threads} threads, batches of {args.batch_chars} chars, engine calls of "
               f"{args.group_chars}, {os.cpu_count()} CPUs")
-        print(f"books {args.books} x {len(text)} chars: {total} chunks ({total / args.books:.1f} a book, "  # noqa: T201
+        print(f"books {args.books} x {text_chars:.0f} chars: {total} chunks ({total / args.books:.1f} a book, "  # noqa: T201
               f"~{audio_per_chunk:.0f} s of speech each at {args.chars_per_second:g} chars/s), "
               f"{batches} synthesize tasks; intake {args.books / intake_s:.1f} books/s")
         print(f"chunks done in {chunk_s:.2f} s: {rate:.0f} chunks/s; every book assembled after "  # noqa: T201
