@@ -224,7 +224,7 @@ def main() -> int:  # noqa: PLR0915 - one linear script
             commits1, rows1 = conn.execute(stat).one()
             pg_pids = [r[0] for r in conn.execute(sa.text(
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
-            batches = conn.execute(sa.text("SELECT count(*) FROM job_batches WHERE status = 'done'")).scalar_one()
+            batches = conn.execute(sa.text("SELECT count(*) FROM job_batches WHERE state = 'done'")).scalar_one()
         pg_cpu = sum(cpu_seconds(pid) for pid in pg_pids)  # the backends' whole life: this run's connections
         rabbit_cpu = (cpu_seconds(rabbit) - rabbit_cpu0) if rabbit else float("nan")
         workers_cpu = sum(cpu_seconds(p.pid) for p in procs) - workers_cpu0

@@ -201,6 +201,11 @@ def synthesize(
         except Exception:  # noqa: BLE001 - listening must never fail synthesis; assembly sends it again
             log.warning("job %s: the live playlist's maker could not be sent", job_id, exc_info=True)
 
+    following: list[Handout] = []
+
+    def ending(session: Session) -> None:  # in the batch's last transaction: one commit with its marks
+        following.extend(fair_share.batch_ended(session=session, job_id=job_id, indices=indices, window=window))
+
     result = synthesis.synthesize_batch(
         sessions=sessions,
         objects=objects,
@@ -210,11 +215,10 @@ def synthesize(
         indices=indices,
         group_chars=group_chars,
         on_stored=stored if live and send is not None else None,
+        ending=ending,
     )
     if on_billed is not None and result.billed:
         on_billed(result.model, result.billed)
-    with sessions() as session:
-        following = fair_share.batch_ended(session=session, job_id=job_id, indices=indices, window=window)
     return Step(
         result.synthesized,
         after_batch(

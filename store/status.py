@@ -41,7 +41,7 @@ class ChunkStatus(StrEnum):
     DONE = "done"
 
 
-class BatchStatus(StrEnum):
+class BatchState(StrEnum):
     """A planned batch of a job's chunks (``store.db.batches``): ``waiting`` for its turn under its
     account's window, ``sent`` to the synth queue (in flight), ``done`` when its task ended."""
 

@@ -26,15 +26,15 @@ def upgrade() -> None:
         sa.Column("job_id", sa.Uuid(), nullable=False),
         sa.Column("number", sa.Integer(), nullable=False),
         sa.Column("indices", postgresql.ARRAY(sa.Integer()), nullable=False),
-        sa.Column("status", sa.String(length=16), server_default="waiting", nullable=False),
+        sa.Column("state", sa.String(length=16), server_default="waiting", nullable=False),
         sa.Column("sent_at", sa.TIMESTAMP(timezone=True), nullable=True),
-        sa.CheckConstraint("status IN ('waiting', 'sent', 'done')", name=op.f("ck_job_batches_status")),
+        sa.CheckConstraint("state IN ('waiting', 'sent', 'done')", name=op.f("ck_job_batches_state")),
         sa.ForeignKeyConstraint(["job_id"], ["jobs.id"], name=op.f("fk_job_batches_job_id_jobs"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("job_id", "number", name=op.f("pk_job_batches")),
     )
-    op.create_index("ix_job_batches_sent", "job_batches", ["job_id"], postgresql_where=sa.text("status = 'sent'"))
+    op.create_index("ix_job_batches_sent", "job_batches", ["job_id"], postgresql_where=sa.text("state = 'sent'"))
     op.create_index(
-        "ix_job_batches_waiting", "job_batches", ["job_id", "number"], postgresql_where=sa.text("status = 'waiting'")
+        "ix_job_batches_waiting", "job_batches", ["job_id", "number"], postgresql_where=sa.text("state = 'waiting'")
     )
 
 

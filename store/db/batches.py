@@ -19,7 +19,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, aliased
 
 from store.db.models import Account, Job, JobBatch
-from store.status import BatchStatus, JobStatus
+from store.status import BatchState, JobStatus
 
 
 def add_batches(
@@ -33,8 +33,8 @@ def add_batches(
     rows = []
     for number, indices in enumerate(batches):
         todo = not pending.isdisjoint(indices)
-        status = BatchStatus.DONE if not todo else BatchStatus.SENT if number < sent else BatchStatus.WAITING
-        rows.append({"job_id": job_id, "number": number, "indices": [int(i) for i in indices], "status": status.value})
+        state = BatchState.DONE if not todo else BatchState.SENT if number < sent else BatchState.WAITING
+        rows.append({"job_id": job_id, "number": number, "indices": [int(i) for i in indices], "state": state.value})
     session.execute(insert(JobBatch).on_conflict_do_nothing(index_elements=[JobBatch.job_id, JobBatch.number]), rows)
 
 
@@ -51,7 +51,7 @@ def in_flight(*, session: Session, account_id: uuid.UUID) -> int:
             select(func.count())
             .select_from(JobBatch)
             .join(Job, Job.id == JobBatch.job_id)
-            .where(Job.account_id == account_id, Job.status == JobStatus.RUNNING, JobBatch.status == BatchStatus.SENT)
+            .where(Job.account_id == account_id, Job.status == JobStatus.RUNNING, JobBatch.state == BatchState.SENT)
         )
         or 0
     )
@@ -65,11 +65,11 @@ def next_waiting(*, session: Session, account_id: uuid.UUID) -> tuple[uuid.UUID,
     served = select(func.max(batch.sent_at)).where(batch.job_id == Job.id).correlate(Job).scalar_subquery()
     first = (
         select(func.min(waiting.number))
-        .where(waiting.job_id == Job.id, waiting.status == BatchStatus.WAITING)
+        .where(waiting.job_id == Job.id, waiting.state == BatchState.WAITING)
         .correlate(Job)
         .scalar_subquery()
     )
-    has_waiting = exists().where(waiting.job_id == Job.id, waiting.status == BatchStatus.WAITING)
+    has_waiting = exists().where(waiting.job_id == Job.id, waiting.state == BatchState.WAITING)
     pick = session.execute(
         select(Job.id, first)
         .where(Job.account_id == account_id, Job.status == JobStatus.RUNNING, has_waiting)
@@ -81,8 +81,8 @@ def next_waiting(*, session: Session, account_id: uuid.UUID) -> tuple[uuid.UUID,
     job_id, number = pick
     indices = session.scalar(
         update(JobBatch)
-        .where(JobBatch.job_id == job_id, JobBatch.number == number, JobBatch.status == BatchStatus.WAITING)
-        .values(status=BatchStatus.SENT, sent_at=func.clock_timestamp())  # several picks in one transaction differ
+        .where(JobBatch.job_id == job_id, JobBatch.number == number, JobBatch.state == BatchState.WAITING)
+        .values(state=BatchState.SENT, sent_at=func.clock_timestamp())  # several picks in one transaction differ
         .returning(JobBatch.indices)
         .execution_options(synchronize_session=False)
     )
@@ -94,8 +94,8 @@ def finish(*, session: Session, job_id: uuid.UUID, indices: Sequence[int]) -> bo
     such batch was in flight (a twin task's second end, a batch of a plan without rows)."""
     done = session.execute(
         update(JobBatch)
-        .where(JobBatch.job_id == job_id, JobBatch.indices == [int(i) for i in indices], JobBatch.status != BatchStatus.DONE)
-        .values(status=BatchStatus.DONE)
+        .where(JobBatch.job_id == job_id, JobBatch.indices == [int(i) for i in indices], JobBatch.state != BatchState.DONE)
+        .values(state=BatchState.DONE)
         .returning(JobBatch.number)
         .execution_options(synchronize_session=False)
     ).first()
@@ -107,17 +107,17 @@ def unfinished(*, session: Session, job_id: uuid.UUID, pending: AbstractSet[int]
     what a resumed plan sends again. Their message may be lost (a Redis restart, a crash between
     the commit that sent them and the send), or their task ended without doing them."""
     rows = session.execute(
-        select(JobBatch.number, JobBatch.status, JobBatch.indices)
-        .where(JobBatch.job_id == job_id, JobBatch.status != BatchStatus.WAITING)
+        select(JobBatch.number, JobBatch.state, JobBatch.indices)
+        .where(JobBatch.job_id == job_id, JobBatch.state != BatchState.WAITING)
         .order_by(JobBatch.number)
     ).all()
-    again = [(number, status, list(indices)) for number, status, indices in rows if not pending.isdisjoint(indices)]
-    reopened = [number for number, status, _ in again if status == BatchStatus.DONE]
+    again = [(number, state, list(indices)) for number, state, indices in rows if not pending.isdisjoint(indices)]
+    reopened = [number for number, state, _ in again if state == BatchState.DONE]
     if reopened:
         session.execute(
             update(JobBatch)
             .where(JobBatch.job_id == job_id, JobBatch.number.in_(reopened))
-            .values(status=BatchStatus.SENT)
+            .values(state=BatchState.SENT)
             .execution_options(synchronize_session=False)
         )
     return [indices for _, _, indices in again]

@@ -36,13 +36,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from store.db.base import Base
-from store.status import TERMINAL, BatchStatus, ChunkStatus, JobStatus
+from store.status import TERMINAL, BatchState, ChunkStatus, JobStatus
 
 ACCOUNT_STATUSES: Final = ("active", "disabled")
 TRANSPORTS: Final = ("http", "ws", "job")
 JOB_STATUSES: Final = tuple(s.value for s in JobStatus)
 CHUNK_STATUSES: Final = tuple(s.value for s in ChunkStatus)
-BATCH_STATUSES: Final = tuple(s.value for s in BatchStatus)
+BATCH_STATES: Final = tuple(s.value for s in BatchState)
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -258,18 +258,19 @@ class JobBatch(Base):
 
     __tablename__ = "job_batches"
     __table_args__ = (
-        CheckConstraint(_in("status", BATCH_STATUSES), name="status"),
+        CheckConstraint(_in("state", BATCH_STATES), name="state"),
         # Every hand-out counts an account's batches in flight and finds its jobs' next waiting
         # one: partial indexes keep both to the few rows in those states, not a book's hundreds.
-        Index("ix_job_batches_sent", "job_id", postgresql_where=text("status = 'sent'")),
-        Index("ix_job_batches_waiting", "job_id", "number", postgresql_where=text("status = 'waiting'")),
+        Index("ix_job_batches_sent", "job_id", postgresql_where=text("state = 'sent'")),
+        Index("ix_job_batches_waiting", "job_id", "number", postgresql_where=text("state = 'waiting'")),
     )
 
     job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
     number: Mapped[int] = mapped_column(Integer, primary_key=True)
     indices: Mapped[list[int]] = mapped_column(ARRAY(Integer))
-    status: Mapped[BatchStatus] = mapped_column(
-        _StatusColumn(BatchStatus), default=BatchStatus.WAITING, server_default=BatchStatus.WAITING.value
+    # Its own word, not "status": a batch is not a job, and only ``set_job_status`` writes statuses.
+    state: Mapped[BatchState] = mapped_column(
+        _StatusColumn(BatchState), default=BatchState.WAITING, server_default=BatchState.WAITING.value
     )
     sent_at: Mapped[datetime | None]
 

@@ -71,7 +71,7 @@ def test_rabbitmq_fair_share_a_short_job_waits_for_one_window_of_another_account
                  and sum(job_row(factory, b).chunks_done for b in books) > 0, 180,
                  lambda: f"the books were not planned, or made no progress\n{fair_farm.tail()}")
         clock = text("SELECT clock_timestamp()")
-        in_flight = text("SELECT count(*) FROM job_batches WHERE job_id = ANY(:books) AND status = 'sent'")
+        in_flight = text("SELECT count(*) FROM job_batches WHERE job_id = ANY(:books) AND state = 'sent'")
         short = submit(factory, objects, "A short job. It ends here.", fmt="wav", account="farm-short")
         with engine.connect() as conn:
             submitted_at = conn.execute(clock).scalar_one()
@@ -96,7 +96,7 @@ def test_rabbitmq_fair_share_a_short_job_waits_for_one_window_of_another_account
             ), {"books": books, "since": submitted_at}).scalar_one()
             running = conn.execute(text("SELECT count(*) FROM jobs WHERE id = ANY(:books) AND status = 'running'"),
                                    {"books": books}).scalar_one()
-            most = conn.execute(text("SELECT count(*) FROM job_batches WHERE job_id = ANY(:books) AND status = 'sent'"),
+            most = conn.execute(text("SELECT count(*) FROM job_batches WHERE job_id = ANY(:books) AND state = 'sent'"),
                                 {"books": books}).scalar_one()
         first_s = (first_done - submitted_at).total_seconds()
         print(f"\nfarm rabbitmq fair share: the short job waited {waited} of account A's batches (window {WINDOW}, "  # noqa: T201

@@ -99,6 +99,7 @@ def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict
             synthesis.synthesize_batch(
                 sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
                 catalog=Catalog.load(), job_id=job_id, indices=everything, group_chars=1500,
+                on_stored=lambda: None,  # each engine call's chunks committed as stored (the live playlist's way)
             )
         )
     )
@@ -121,6 +122,36 @@ def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict
         assert not job_repo.mark_chunk_done(
             session=session, job_id=job_id, index=job.chunks_total - 1, audio_key="k", duration_s=1.0
         )
+
+
+def test_cancel_mid_batch_marks_and_bills_nothing_when_the_batch_commits_once(env: dict[str, Any]) -> None:
+    """Without the live playlist a batch's chunks are marked and billed in its last transaction:
+    a cancel during its engine calls leaves every chunk pending and nothing billed."""
+    job_id = _submit(env, BODY * 12)
+    with env["sessions"]() as session:
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=4000, window=1 << 20)
+    everything = sorted(i for b in todo for i in b.indices)
+    tone = ToneEngine(per_item_s=0.05)
+    result: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: result.append(
+            synthesis.synthesize_batch(
+                sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
+                catalog=Catalog.load(), job_id=job_id, indices=everything, group_chars=1500,
+            )
+        )
+    )
+    worker.start()
+    while not tone.calls:  # the first engine call has begun
+        time.sleep(0.01)
+    with env["sessions"]() as session:
+        assert job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.CANCELED, expected=(JobStatus.RUNNING,))
+    worker.join(30)
+    assert result and result[0].canceled and result[0].synthesized == 0
+    assert len(tone.calls) == 1  # it stopped after the engine call it was in
+    assert _job(env, job_id).chunks_done == 0
+    with env["engine"].connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM usage WHERE job_id = :j"), {"j": job_id}).scalar_one() == 0
 
 
 def test_retention_deletes_a_finished_jobs_objects_and_keeps_the_row(env: dict[str, Any]) -> None:

@@ -42,7 +42,7 @@ from store.db.accounts import create_account
 from store.db.models import Job, JobBatch, JobChunk, Usage
 from store.db.session import SessionFactory, make_sessionmaker, scoped_sessions
 from store.objects.local import LocalObjectStore
-from store.status import BatchStatus
+from store.status import BatchState
 from tests.fixtures.postgres import race_behind, race_together
 from tests.support.fake_engine import ToneEngine
 
@@ -189,7 +189,7 @@ def test_an_account_keeps_its_window_its_jobs_take_turns_and_another_account_wai
         with sessions() as session:
             still = session.scalar(
                 select(func.count()).select_from(JobBatch)
-                .where(JobBatch.job_id.in_(books), JobBatch.status == BatchStatus.WAITING)
+                .where(JobBatch.job_id.in_(books), JobBatch.state == BatchState.WAITING)
             )
         if still:
             assert len(mine) == window  # ...and never fewer while it has work waiting
