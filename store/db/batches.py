@@ -4,8 +4,9 @@ A batch is ``waiting`` until it is handed to the synth queue (``sent``: in fligh
 one place of its account's window) and ``done`` when its task ended. ``next_waiting`` and
 ``finish`` run under the account's row lock (``lock_account``, the lock submissions count jobs
 under), so two workers finishing batches of one account at once count and pick one after the
-other: neither sends past the window, and neither leaves a place unfilled. Which job is served
-next and what the window is are the scheduler's (``scheduler.fair_share``). Nothing here commits.
+other: neither sends past the window, and neither leaves a place unfilled. The turn's order
+(the job served least recently first) is ``next_waiting``'s query; the window, and when to hand
+out, are the scheduler's (``scheduler.fair_share``). Nothing here commits.
 """
 
 from __future__ import annotations
