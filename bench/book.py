@@ -215,7 +215,7 @@ def _one_book(
         for batch in todo:
             result = synthesis.synthesize_batch(
                 sessions=sessions, objects=objects, synthesizer=synthesizer,  # type: ignore[arg-type]
-                catalog=catalog, job_id=job_id, indices=batch, group_chars=settings.synth_group_chars,
+                catalog=catalog, job_id=job_id, indices=batch.indices, group_chars=settings.synth_group_chars,
             )
             if ahead and not result.complete:  # as lifecycle.after_batch: the last batch sends assemble
                 follower.send()

@@ -73,6 +73,7 @@ class Services:
     presign_seconds: int = 3600
     max_job_chars: int | None = None  # Settings.max_job_chars; None where no jobs route is mounted
     max_active_jobs: int = 0  # Settings.max_active_jobs: unfinished jobs an account may have; 0: no limit
+    account_batch_window: int = 4  # Settings.account_batch_window: a canceled job's places go to the account's others
     clock: Callable[[], datetime] | None = None
     authenticator: Callable[[str], Principal] | None = None
     admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403

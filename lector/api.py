@@ -59,6 +59,7 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
         presign_seconds=settings.s3_presign_seconds,
         max_job_chars=settings.max_job_chars,
         max_active_jobs=settings.max_active_jobs,
+        account_batch_window=settings.account_batch_window,
         authenticator=db_authenticator(sessions),
         admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
         usage_outbox=outbox,

@@ -192,7 +192,9 @@ class Settings(_Checked):
     # The cancel check runs between engine calls. 1,500 suits a CPU; a GPU wants far larger calls
     # (measured on an H100: 1,000x realtime at 1,500, 1,500-1,900x at 20,000).
     synth_group_chars: int = Field(1500, gt=0, description="characters per engine call in a synthesize task (GPU: 20000)")
-    job_batch_window: int = Field(4, description="batches of one job queued at a time (fairness between jobs)")
+    account_batch_window: int = Field(
+        4, ge=1, description="batches of one account's jobs on the synth queue at a time (fairness between accounts)"
+    )
     retention_days: float = Field(30.0, description="a finished job's audio and objects are deleted after this")
 
     admin_token: SecretStr | None = None

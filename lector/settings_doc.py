@@ -80,8 +80,9 @@ NOTES: dict[str, str] = {
     "webhook_allow_private": "allow webhook URLs on private or loopback addresses (tests, one-machine setups); "
     "off in production, or a customer could make lector call your internal network",
     "webhook_timeout_s": "timeout of one webhook attempt; failed attempts are retried with backoff for a day",
-    "job_batch_window": "batches of one job queued at a time: a job submitted later waits for at most this many "
-    "batches per running job, not behind a long book; 1 on a farm shared by customers (`docs/scaling.md`)",
+    "account_batch_window": "batches of one account's jobs in flight (on the synth queue or being synthesized) "
+    "at a time, its running jobs served in turn: another account's job waits for at most this many of its batches, "
+    "however many books it runs. The same value on every worker and API host (`docs/scaling.md`)",
     "retention_days": "**a finished job's audio, text, subtitles and timestamps are deleted this many days after "
     "it finished** (an hourly sweep on the beat worker); the job row stays for billing and the job list, marked "
     "`expired`, and its download answers 410 `job audio has expired`. Tell customers, or raise it. An account's "
@@ -129,7 +130,7 @@ GROUPS: list[tuple[str, list[str]]] = [
                    "model_window_ms", "model_max_batch", "model_url", "model_connect_timeout_s",
                    "model_read_timeout_s", "model_voice", "model_voice_file", "worker_metrics_port",
                    "stream_first_audio_ms"]),
-    ("Book jobs", ["max_job_chars", "max_active_jobs", "job_batch_chars", "synth_group_chars", "job_batch_window", "assembly_workers",
+    ("Book jobs", ["max_job_chars", "max_active_jobs", "job_batch_chars", "synth_group_chars", "account_batch_window", "assembly_workers",
                    "assembly_ahead", "live_playlist", "visibility_timeout_s", "stall_after_s", "webhook_timeout_s",
                    "webhook_allow_private", "retention_days"]),
     ("Self-hosted mode (`lector serve --self-hosted`)", [

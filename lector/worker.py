@@ -27,7 +27,7 @@ from workers.resources import Lazy, Resources, TaskConfig
 def task_config(settings: Settings) -> TaskConfig:
     return TaskConfig(
         job_batch_chars=settings.job_batch_chars,
-        job_batch_window=settings.job_batch_window,
+        account_batch_window=settings.account_batch_window,
         synth_group_chars=settings.synth_group_chars,
         assembly_workers=settings.assembly_workers,
         assembly_ahead=settings.assembly_ahead,

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from scheduler import (
     assembly,
     delivery,
+    fair_share,
     hls,
     intake,
     parallel,
@@ -36,6 +37,7 @@ from scheduler import (
     webhooks,
 )
 from scheduler.errors import job_error
+from scheduler.fair_share import Handout
 from scheduler.job_params import JobParams
 from scheduler.queue import (
     TASK_ASSEMBLE,
@@ -101,22 +103,28 @@ def submit(
     return job, created, [Message(TASK_PLAN, (str(job.id),))] if created else []
 
 
-def cancel(*, session: Session, job_id: uuid.UUID, account_id: uuid.UUID) -> tuple[Job, list[Message]]:
-    """Cancel an account's job; a job that was still active is announced. Synthesis stops at its
-    next check and no chunk finished after this is billed (``mark_chunk_done`` refuses them)."""
+def cancel(
+    *, session: Session, job_id: uuid.UUID, account_id: uuid.UUID, window: int
+) -> tuple[Job, list[Message]]:
+    """Cancel an account's job; a job that was still active is announced, and the places its
+    batches held in the account's ``window`` go to the account's other jobs. Synthesis stops at
+    its next check and no chunk finished after this is billed (``mark_chunk_done`` refuses them)."""
     job_repo.get_job(
         session=session, job_id=job_id, account_id=account_id
     )  # another account's job: not found
     moved = job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.CANCELED)
     job = job_repo.get_job(session=session, job_id=job_id, account_id=account_id)
-    return job, [announce(job_id)] if moved else []
+    if not moved:
+        return job, []
+    return job, [announce(job_id), *synthesize_messages(fair_share.job_ended(session=session, account_id=account_id, window=window))]
 
 
 # -- the workers' steps: each opens its own transactions ---------------------------------------
 
 
-def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -> list[Message]:
-    """A step gave up with an error that retrying will not cure: the job fails and is announced.
+def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException, window: int) -> list[Message]:
+    """A step gave up with an error that retrying will not cure: the job fails and is announced,
+    and the places its batches held in its account's ``window`` go to the account's other jobs.
     A job that no longer exists (a stale message after its rows were removed) has nothing to fail:
     raising here would only turn one task's failure into a second one in Celery's error handler."""
     try:
@@ -127,32 +135,40 @@ def fail(*, sessions: SessionFactory, job_id: uuid.UUID, error: BaseException) -
                 status=JobStatus.FAILED,
                 error=job_error(error),  # the customer's sentence; the exception is in the worker's log
             )
+            account_id = job_repo.get_job(session=session, job_id=job_id, account_id=None).account_id
+            following = fair_share.job_ended(session=session, account_id=account_id, window=window) if failed else []
     except JobNotFound:
         log.warning("job %s failed but no longer exists: nothing to record", job_id)
         return []
-    return [announce(job_id)] if failed else []
+    return [announce(job_id), *synthesize_messages(following)] if failed else []
 
 
 def plan(
     *, sessions: SessionFactory, objects: ObjectStore, job_id: uuid.UUID, batch_chars: int, window: int
 ) -> Step[int]:
-    """Split the text into chunks; send the first batches, or straight to assembly when a resumed
-    job has nothing left to synthesize."""
+    """Split the text into chunks; send the batches the account's ``window`` has room for, or
+    straight to assembly when a resumed job has nothing left to synthesize."""
     with sessions() as session:
         batches = planning.plan_job(
             session=session, objects=objects, job_id=job_id, batch_chars=batch_chars, window=window
         )
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         checked, total = JobParams.from_stored(job.params).qa, job.chunks_total
-    if not batches and checked:  # resumed with every chunk done: the check goes first
-        return Step(0, [Message(TASK_QA_CHECK, (str(job_id), list(range(total)), 1))])
-    return Step(len(batches), after_plan(job_id, batches))
+        done = job.chunks_done >= total
+    if done and checked:  # resumed with every chunk done: the check goes first
+        check = Message(TASK_QA_CHECK, (str(job_id), list(range(total)), 1))
+        return Step(len(batches), [check, *synthesize_messages(batches)])
+    return Step(len(batches), after_plan(job_id, batches, done=done))
 
 
-def after_plan(job_id: uuid.UUID, batches: list[list[int]]) -> list[Message]:
-    if not batches:
-        return [Message(TASK_ASSEMBLE, (str(job_id),))]  # everything was already done (a resumed job)
-    return [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in batches]
+def after_plan(job_id: uuid.UUID, batches: list[Handout], *, done: bool) -> list[Message]:
+    """``done``: the job has no chunk left to synthesize (a resumed job): assembly follows.
+    ``batches`` may be other jobs' of the account, whose turn it was."""
+    return ([Message(TASK_ASSEMBLE, (str(job_id),))] if done else []) + synthesize_messages(batches)
+
+
+def synthesize_messages(batches: list[Handout]) -> list[Message]:
+    return [Message(TASK_SYNTHESIZE, (str(b.job_id), list(b.indices))) for b in batches]
 
 
 def synthesize(
@@ -167,11 +183,12 @@ def synthesize(
     on_billed: Callable[[str, int], None] | None = None,
     assemble_ahead: bool = False,
     live: bool = False,
+    window: int,
     send: Callable[[list[Message]], None] | None = None,
 ) -> Step[int]:
-    """Synthesize one batch. The last one sends the job to assembly; any other hands on the next
-    batch nobody has been given yet (fairness: a job keeps only a few batches queued) and, with
-    ``assemble_ahead``, lets assembly follow on the cpu queue (``scheduler.progressive_assembly``). With
+    """Synthesize one batch. The last one sends the job to assembly. Whatever the outcome, the
+    batch leaves its account's ``window`` and hands on the account's next batch, of whichever job's
+    turn it is (``scheduler.fair_share``); with ``assemble_ahead`` a batch of a running job lets assembly follow on the cpu queue (``scheduler.progressive_assembly``). With
     ``live``, the live playlist's segment maker (``scheduler.hls``) follows the chunks stored:
     through ``send`` after each engine call's commit (a batch holds several), else once after
     the batch. ``on_billed(model, characters)`` hears what the batch billed (the worker's metric)."""
@@ -184,6 +201,11 @@ def synthesize(
         except Exception:  # noqa: BLE001 - listening must never fail synthesis; assembly sends it again
             log.warning("job %s: the live playlist's maker could not be sent", job_id, exc_info=True)
 
+    following: list[Handout] = []
+
+    def ending(session: Session) -> None:  # in the batch's last transaction: one commit with its marks
+        following.extend(fair_share.batch_ended(session=session, job_id=job_id, indices=indices, window=window))
+
     result = synthesis.synthesize_batch(
         sessions=sessions,
         objects=objects,
@@ -193,13 +215,10 @@ def synthesize(
         indices=indices,
         group_chars=group_chars,
         on_stored=stored if live and send is not None else None,
+        ending=ending,
     )
     if on_billed is not None and result.billed:
         on_billed(result.model, result.billed)
-    following: list[list[int]] = []
-    if not result.complete and not result.canceled:
-        with sessions() as session:
-            following = planning.next_batches(session=session, objects=objects, job_id=job_id)
     return Step(
         result.synthesized,
         after_batch(
@@ -211,32 +230,24 @@ def synthesize(
 def after_batch(
     job_id: uuid.UUID,
     result: synthesis.BatchResult,
-    following: list[list[int]],
+    following: list[Handout],
     *,
     assemble_ahead: bool = False,
     indices: list[int] | None = None,
     live: bool = False,
 ) -> list[Message]:
+    """What follows a batch: this job's next step, and ``following`` (the account's batches
+    handed on, this job's or another's) whatever became of this one."""
     listen = [Message(TASK_HLS, (str(job_id),))] if live and result.synthesized and not result.canceled else []
-    return _next_steps(job_id, result, following, assemble_ahead=assemble_ahead, indices=indices) + listen
-
-
-def _next_steps(
-    job_id: uuid.UUID, result: synthesis.BatchResult, following: list[list[int]], *, assemble_ahead: bool,
-    indices: list[int] | None,
-) -> list[Message]:
+    handed = synthesize_messages(following)
     if result.qa and not result.canceled:
         # The check hears this batch on the cpu queue; its last verdict sends the job to assembly.
-        check = [Message(TASK_QA_CHECK, (str(job_id), list(indices or []), 1))]
-        return check + [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
+        return [Message(TASK_QA_CHECK, (str(job_id), list(indices or []), 1)), *handed, *listen]
     if result.complete:
-        return [Message(TASK_ASSEMBLE, (str(job_id),))]
-    if result.canceled:
-        return []
-    messages = [Message(TASK_SYNTHESIZE, (str(job_id), batch)) for batch in following]
-    if assemble_ahead and result.chapter_scope and result.synthesized:
-        messages.append(Message(TASK_ASSEMBLE_AHEAD, (str(job_id),)))
-    return messages
+        return [Message(TASK_ASSEMBLE, (str(job_id),)), *handed, *listen]
+    if assemble_ahead and result.chapter_scope and result.synthesized and not result.canceled:
+        handed.append(Message(TASK_ASSEMBLE_AHEAD, (str(job_id),)))
+    return handed + listen
 
 
 def qa_check(

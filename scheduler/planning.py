@@ -12,10 +12,10 @@ The layout (the pause before each chunk, where chapters start, the batches in di
 written next to the chunks as ``plan.json``: assembly reads it instead of re-deriving it, and a
 repeated plan writes the same.
 
-Fairness: a job does not put all its batches on the queue at once. Planning sends the first
-``window`` batches and every finished batch claims the next one (an atomic counter on the job
-row), so a job never has more than about ``window`` batches queued and a small job submitted
-behind a novel waits for a few batches, not for the novel.
+Fairness: a job does not put all its batches on the queue at once. Planning stores them as rows
+(``store.db.batches``) and hands out only what its account's window has room for; every finished
+batch hands on the next, in turn between the account's jobs (``scheduler.fair_share``), so a job
+submitted behind another account's novels waits for a few batches, not for the novels.
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ from scheduler import credits
 from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
 from scheduler.chapters import Section, sections_for, spoken
 from scheduler.chunk_sources import chunk_runs
+from scheduler.fair_share import Handout, hand_out
 from scheduler.job_params import JobParams
 from scheduler.job_ssml import Speakers, Step, plan_ssml
 from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
 from speech.text.offsets import Runs
+from store.db import batches as batch_repo
 from store.db import jobs as job_repo
 from store.objects.base import ObjectStore
 from store.status import JobStatus
@@ -249,13 +251,16 @@ def batches(
 
 def plan_job(
     *, session: Session, objects: ObjectStore, job_id: uuid.UUID, batch_chars: int, window: int
-) -> list[list[int]]:
-    """Write chunk rows and the layout; return the batches to send now (at most about ``window``).
+) -> list[Handout]:
+    """Write chunk rows, batch rows and the layout; return the batches to send now: what the
+    job's account has room for in its ``window`` (``scheduler.fair_share``; they may be another
+    job's of the account, whose turn it is).
 
-    Safe to repeat: chunk rows are inserted once, and for a job past planning (the reaper resumes
-    a stalled job this way) the batches already handed out that still have pending chunks are
-    returned again, topped up to ``window`` with new ones. An empty list with pending chunks
-    never happens; an empty list means every chunk is done (time to assemble) or the job ended.
+    Safe to repeat: rows are inserted once, and for a job past planning (the reaper resumes a
+    stalled job this way) the job's batches handed out and not finished are returned again (their
+    message may be lost), and the account's free places filled. An empty list means every chunk
+    is done (time to assemble), the job ended, or the account's window is full: this job's turn
+    comes when one of its batches ends.
     """
     job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
     if job.is_terminal:
@@ -300,28 +305,15 @@ def plan_job(
         return []
     layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
     if not layout.batches:  # a plan written before batches were stored: send them all, as before
-        return batches(
-            {c.index: c.characters for c in job_repo.pending_chunks(session=session, job_id=job_id)}, budget=batch_chars
-        )
-    handed_out = job_repo.batches_dispatched(session=session, job_id=job_id)
-    again = [b for b in layout.batches[:handed_out] if pending.intersection(b)]
-    fresh = _claim(session, job_id, layout, max(window - len(again), 0))
-    return again + fresh
-
-
-def _claim(session: Session, job_id: uuid.UUID, layout: Layout, count: int) -> list[list[int]]:
-    if count <= 0:
-        return []
-    end = job_repo.claim_batches(session=session, job_id=job_id, count=count)
-    return [layout.batches[n] for n in range(end - count, min(end, len(layout.batches)))]
-
-
-def next_batches(*, session: Session, objects: ObjectStore, job_id: uuid.UUID, count: int = 1) -> list[list[int]]:
-    """What a finished batch hands on: the next ``count`` batches nobody has been given yet."""
-    job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-    if job.status != JobStatus.RUNNING:
-        return []
-    layout = Layout.from_json(objects.get_bytes(plan_key(job_id)))
-    if not layout.batches or job_repo.batches_dispatched(session=session, job_id=job_id) >= len(layout.batches):
-        return []
-    return _claim(session, job_id, layout, count)
+        return [
+            Handout(job_id, b)
+            for b in batches(
+                {c.index: c.characters for c in job_repo.pending_chunks(session=session, job_id=job_id)}, budget=batch_chars
+            )
+        ]
+    batch_repo.add_batches(
+        session=session, job_id=job_id, batches=layout.batches, pending=pending,
+        sent=job_repo.batches_dispatched(session=session, job_id=job_id),  # a job planned before the rows
+    )
+    again = [Handout(job_id, b) for b in batch_repo.unfinished(session=session, job_id=job_id, pending=pending)]
+    return again + hand_out(session=session, account_id=job.account_id, window=window)

@@ -3,8 +3,9 @@
 Each chunk's audio (int16 PCM at the voice's native rate) and its word timings are written under
 keys of this run's own (``scheduler.objects.chunk_audio_key``'s attempt) *before* the chunk is
 marked done; the mark records that key on the chunk row, and the usage row is written in the same
-transaction (one transaction per engine call's group of chunks): a worker killed anywhere in
-between leaves those chunks pending and unbilled, and the redelivered task redoes exactly them.
+transaction (``scheduler.chunk_record``; one for the batch, with its hand-out to the next, or one
+per engine call's group when the live playlist follows): a worker killed anywhere in between
+leaves those chunks pending and unbilled, and the redelivered task redoes exactly them.
 A chunk already done is skipped, at the start and again just before its audio is written; and a
 frozen host that wakes after its task went elsewhere and writes anyway writes beside the audio
 another host stored, never over it: readers take the key the row names.
@@ -20,9 +21,11 @@ from dataclasses import dataclass, replace
 from itertools import repeat
 
 import numpy as np
+from sqlalchemy.orm import Session
 
 from scheduler import chunk_cache
 from scheduler.casting import Cast, matched
+from scheduler.chunk_record import ChunkRecord
 from scheduler.job_params import JobParams
 from scheduler.job_ssml import Step, origin_key, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
@@ -36,7 +39,6 @@ from speech.types import AudioChunk, WordTiming
 from speech.voices.catalog import VoiceCatalog
 from speech.voices.entries import Voice
 from store.db import jobs as job_repo
-from store.db import usage as usage_repo
 from store.db.session import SessionFactory
 from store.objects.base import ObjectStore
 from store.status import JobStatus
@@ -118,11 +120,6 @@ def _voiced_groups(
     for item in todo:
         by_voice.setdefault(layout.voices[item[0]], []).append(item)
     return [(name, group) for name, items in by_voice.items() for group in _groups(items, group_chars)]
-
-
-def _status(sessions: SessionFactory, job_id: uuid.UUID) -> JobStatus:
-    with sessions() as session:
-        return job_repo.get_job(session=session, job_id=job_id, account_id=None).status
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,12 +249,20 @@ def synthesize_batch(
     indices: list[int],
     group_chars: int,
     on_stored: Callable[[], None] | None = None,
+    ending: Callable[[Session], None] | None = None,
 ) -> BatchResult:
-    """``on_stored()`` is called after each engine call's chunks are committed done (the live
-    playlist's maker can follow a batch group by group, not batch by batch)."""
+    """``ending(session)`` runs once, in the batch's last transaction, whatever the outcome (the
+    lifecycle hands on the account's next batch there). The batch's chunks are marked done and
+    billed in that same transaction: one commit for its chunk rows, usage rows and hand-out. With
+    ``on_stored`` (the live playlist) each engine call's chunks are committed as they are stored
+    instead, and ``on_stored()`` is called after each such commit, so the playlist's maker can
+    follow a batch group by group. Either way a crash before a commit leaves its chunks pending
+    and unbilled, and the redelivered task does them again."""
+    end = ending or _nothing
     with sessions() as session:
         job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
         if job.is_terminal:
+            end(session)
             return BatchResult(0, False, canceled=job.status == JobStatus.CANCELED)
         params = JobParams.from_stored(job.params)
         account_id = job.account_id
@@ -300,22 +305,26 @@ def synthesize_batch(
     produced, billed = len(reused), 0
     if reused and on_stored is not None:
         on_stored()  # reused chunks are done too: the live playlist can follow them
-    for group_voice, group in _voiced_groups(todo, group_chars, layout):
-        # Between groups, look again: a canceled job stops within one group's compute.
-        if produced and _status(sessions, job_id) != JobStatus.RUNNING:
-            return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id, reused=len(reused))
+    groups = _voiced_groups(todo, group_chars, layout)
+    held: list[tuple[int, str, float]] = []  # stored, not yet marked: (index, text, seconds)
+    bill = ChunkRecord(job_id, account_id, params, attempt, keys, billed_per_chunk)
+    for number, (group_voice, group) in enumerate(groups):
         speaking = voice if group_voice is None else catalog.resolve(params.model_id, group_voice, params.lang)
         work = _render_group(synthesizer, speaking, controls, group, units)
         rate = next((p.sample_rate for w in work for p in w.pieces if len(p.samples)), synthesizer.engine(speaking).sample_rate)
-        # Look again before writing: a chunk another host stored and marked meanwhile (this task
-        # was redelivered while its host was frozen, and the host has woken up) needs nothing
-        # more. This only saves the writes: one that comes late anyway (the host froze between
-        # this look and its PUT) lands under this attempt's keys, which no row names.
+        # Look again before writing, in one transaction: a canceled job stops within one group's
+        # compute, and a chunk another host stored and marked meanwhile (this task was
+        # redelivered while its host was frozen, and the host has woken up) needs nothing more.
+        # This only saves the writes: one that comes late anyway (the host froze between this
+        # look and its PUT) lands under this attempt's keys, which no row names.
         with sessions() as session:
+            running = job_repo.get_job(session=session, job_id=job_id, account_id=None).status == JobStatus.RUNNING
             pending_now = job_repo.still_pending(session=session, job_id=job_id, indices=[w.index for w in work])
+            if not running:
+                end(session)
+        if not running:
+            return BatchResult(produced, False, canceled=True, billed=billed, model=params.model_id, reused=len(reused))
         work = [w for w in work if w.index in pending_now]
-        if not work:
-            continue
         voicings: list[Voicing | None] = [  # after the look: one for each chunk still to write
             None if layout is None or not layout.voices else Voicing(layout.voices[w.index], layout.speakers[w.index], book_rate)
             for w in work
@@ -331,35 +340,39 @@ def synthesize_batch(
                     [origin_key(steps[w.index]) if steps else None for w in work],
                 )
             )
-        stored = [(w.index, w.text, d) for w, d in zip(work, durations, strict=True)]
-        # One transaction for the group: its chunks marked done and billed together, in a fixed
-        # few statements (a GPU group holds ~40 chunks).
+        held += [(w.index, w.text, d) for w, d in zip(work, durations, strict=True)]
+        last = number == len(groups) - 1
+        if not last and (on_stored is None or not held):
+            continue  # marked with a later group's (the batch's last transaction)
+        # Marked done and billed together, in a fixed few statements (a GPU group holds ~40 chunks).
         with sessions() as session:
-            marked = job_repo.mark_chunks_done(
-                session=session, job_id=job_id, done=[(i, chunk_audio_key(job_id, i, attempt), d) for i, _, d in stored],
-                content_keys={i: keys[i] for i, _, _ in stored},
-            )
-            chunk_cache.remember(
-                session=session, account_id=account_id,
-                rendered={keys[i]: (billed_per_chunk[i], d) for i, _, d in stored},
-            )
-            durations_by_index = {i: d for i, _, d in stored}
-            usage_repo.record_job_usage(
-                session=session, account_id=account_id, job_id=job_id, model=params.model_id,
-                speaker=params.speaker, lang=lang,
-                chunks=[(i, billed_per_chunk[i], durations_by_index[i]) for i in marked],
-            )
-            produced += len(marked)
-            billed += sum(billed_per_chunk[i] for i in marked)
+            marked = bill.record(session, held)
+            if last:
+                complete = _complete(session, job_id)
+                end(session)
+        held = []
+        produced += len(marked)
+        billed += sum(billed_per_chunk[i] for i in marked)
         if marked and on_stored is not None:
             on_stored()
-    with sessions() as session:
-        job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
-        complete = job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
+    if not groups:  # nothing to render (done, or reused): the batch's last transaction is this one
+        with sessions() as session:
+            complete = _complete(session, job_id)
+            end(session)
     return BatchResult(
         produced, complete, billed=billed, model=params.model_id,
         chapter_scope=params.chapter_scope, qa=params.qa, reused=len(reused),
     )
+
+
+def _nothing(session: Session) -> None:
+    return None
+
+
+def _complete(session: Session, job_id: uuid.UUID) -> bool:
+    """Every chunk of the running job is done: time to assemble."""
+    job = job_repo.get_job(session=session, job_id=job_id, account_id=None)
+    return job.chunks_total > 0 and job.chunks_done >= job.chunks_total and job.status == JobStatus.RUNNING
 
 
 def _speaking(catalog: VoiceCatalog, params: JobParams, voice: Voice, layout: Layout | None, index: int) -> Voice:

@@ -41,6 +41,15 @@ class ChunkStatus(StrEnum):
     DONE = "done"
 
 
+class BatchState(StrEnum):
+    """A planned batch of a job's chunks (``store.db.batches``): ``waiting`` for its turn under its
+    account's window, ``sent`` to the synth queue (in flight), ``done`` when its task ended."""
+
+    WAITING = "waiting"
+    SENT = "sent"
+    DONE = "done"
+
+
 #: A job that may still fail or be canceled (the reaper nudges these when they stop moving).
 ACTIVE: Final = (JobStatus.QUEUED, JobStatus.PLANNING, JobStatus.RUNNING, JobStatus.ASSEMBLING)
 #: A job that has ended: nothing more is synthesized or billed, and its webhook is due.

@@ -25,7 +25,7 @@ class TaskConfig:
     """The settings the tasks pass on to the lifecycle (``lector.settings.Settings`` has the defaults)."""
 
     job_batch_chars: int
-    job_batch_window: int
+    account_batch_window: int
     synth_group_chars: int
     assembly_workers: int  # 0: every core
     assembly_ahead: bool  # chapter-scope books are assembled on the cpu queue while synthesized

@@ -97,14 +97,16 @@ class JobTask(Task):  # type: ignore[misc]
         if args and not isinstance(exc, TRANSIENT):
             log.error("job %s failed in %s", args[0], self.name, exc_info=exc)
             res = _res()
-            res.dispatcher.send_all(lifecycle.fail(sessions=res.sessions, job_id=uuid.UUID(args[0]), error=exc))
+            res.dispatcher.send_all(lifecycle.fail(
+                sessions=res.sessions, job_id=uuid.UUID(args[0]), error=exc, window=res.config.account_batch_window,
+            ))
 
 
 def plan(job_id: str) -> int:
     res = _res()
     s = res.config
     return _run(lifecycle.plan(sessions=res.sessions, objects=res.objects, job_id=uuid.UUID(job_id),
-                               batch_chars=s.job_batch_chars, window=s.job_batch_window))
+                               batch_chars=s.job_batch_chars, window=s.account_batch_window))
 
 
 def synthesize(job_id: str, indices: list[int]) -> int:
@@ -112,7 +114,7 @@ def synthesize(job_id: str, indices: list[int]) -> int:
     return _run(lifecycle.synthesize(
         sessions=res.sessions, objects=res.objects, synthesizer=res.synthesizer, catalog=res.catalog,
         job_id=uuid.UUID(job_id), indices=indices, group_chars=res.config.synth_group_chars,
-        on_billed=res.on_billed,
+        on_billed=res.on_billed, window=res.config.account_batch_window,
         assemble_ahead=res.config.assembly_ahead, live=res.config.live_playlist, send=res.dispatcher.send_all,
     ))
 

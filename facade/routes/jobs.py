@@ -277,7 +277,9 @@ async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) ->
 
     def run() -> tuple[dict[str, Any], list[Message]]:
         with session_for(services) as session:
-            job, messages = lifecycle.cancel(session=session, job_id=jid, account_id=configured(principal.account_id))
+            job, messages = lifecycle.cancel(
+                session=session, job_id=jid, account_id=configured(principal.account_id), window=services.account_batch_window
+            )
             return job_view(job), messages
 
     view, messages = await services.offload(run)

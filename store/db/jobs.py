@@ -301,26 +301,10 @@ def audio_seconds_done(*, session: Session, job_id: uuid.UUID) -> float:
 
 
 def batches_dispatched(*, session: Session, job_id: uuid.UUID) -> int:
-    """How many of the job's planned batches have been handed to the queue."""
+    """How many of the job's planned batches a job planned before ``job_batches`` had handed to
+    the queue (its dispatch counter then); 0 for every job planned since."""
     value = session.scalar(select(Job.params["batches_dispatched"].as_integer()).where(Job.id == job_id))
     return int(value or 0)
-
-
-def claim_batches(*, session: Session, job_id: uuid.UUID, count: int) -> int:
-    """Advance the job's dispatch counter by ``count`` and return its new value: the caller owns
-    batches ``[new - count, new)``. Atomic under the row lock, so two finishing batches never
-    claim the same successor."""
-    counter = func.coalesce(Job.params["batches_dispatched"].as_integer(), 0) + count
-    new = session.execute(
-        update(Job)
-        .where(Job.id == job_id)
-        .values(params=Job.params.op("||")(func.jsonb_build_object("batches_dispatched", counter)))
-        .returning(Job.params["batches_dispatched"].as_integer())
-        .execution_options(synchronize_session="fetch")
-    ).scalar_one_or_none()
-    if new is None:
-        raise JobNotFound(f"no job {job_id}")
-    return int(new)
 
 
 #: The first of the two 32-bit keys of a job's assembly lock: its namespace among advisory locks

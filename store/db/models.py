@@ -28,18 +28,21 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
     func,
+    text,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from store.db.base import Base
-from store.status import TERMINAL, ChunkStatus, JobStatus
+from store.status import TERMINAL, BatchState, ChunkStatus, JobStatus
 
 ACCOUNT_STATUSES: Final = ("active", "disabled")
 TRANSPORTS: Final = ("http", "ws", "job")
 JOB_STATUSES: Final = tuple(s.value for s in JobStatus)
 CHUNK_STATUSES: Final = tuple(s.value for s in ChunkStatus)
+BATCH_STATES: Final = tuple(s.value for s in BatchState)
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -245,6 +248,31 @@ class JobChunk(Base):
     content_key: Mapped[str | None] = mapped_column(String(64), index=True)
     # Its audio came from the account's cache: no usage row, counted in the job's reusedCharacters.
     reused: Mapped[bool] = mapped_column(server_default=false())  # no client default: rows written before 0005 omit it
+
+
+class JobBatch(Base):
+    """One planned batch of a job's chunks, numbered in dispatch order: what the fair share
+    between accounts (``scheduler.fair_share``) counts and picks from. ``sent_at``: when it was
+    handed to the synth queue; a job's latest is when it was last served (round robin, the
+    oldest served first). The task's message carries ``indices``, which finds the row again."""
+
+    __tablename__ = "job_batches"
+    __table_args__ = (
+        CheckConstraint(_in("state", BATCH_STATES), name="state"),
+        # Every hand-out counts an account's batches in flight and finds its jobs' next waiting
+        # one: partial indexes keep both to the few rows in those states, not a book's hundreds.
+        Index("ix_job_batches_sent", "job_id", postgresql_where=text("state = 'sent'")),
+        Index("ix_job_batches_waiting", "job_id", "number", postgresql_where=text("state = 'waiting'")),
+    )
+
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    indices: Mapped[list[int]] = mapped_column(ARRAY(Integer))
+    # Its own word, not "status": a batch is not a job, and only ``set_job_status`` writes statuses.
+    state: Mapped[BatchState] = mapped_column(
+        _StatusColumn(BatchState), default=BatchState.WAITING, server_default=BatchState.WAITING.value
+    )
+    sent_at: Mapped[datetime | None]
 
 
 class ChunkCacheEntry(Base):

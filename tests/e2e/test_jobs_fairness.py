@@ -25,7 +25,7 @@ SENTENCE = "The long road wound through the quiet valley towards the distant tow
 @pytest.fixture
 def fair_stack(stack_env: dict[str, str], spare_redis_url: str, tmp_path: Path) -> Iterator[Stack]:
     url = spare_redis_url
-    env = {**stack_env, "LECTOR_REDIS_URL": url, "LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_JOB_BATCH_WINDOW": "1",
+    env = {**stack_env, "LECTOR_REDIS_URL": url, "LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_ACCOUNT_BATCH_WINDOW": "1",
            # the live playlist's segment tasks share this one worker's cpu queue: off, so the test
            # weighs the synth queue's fairness alone (the playlist has tests of its own)
            "LECTOR_LIVE_PLAYLIST": "false"}

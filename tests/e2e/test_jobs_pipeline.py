@@ -18,7 +18,7 @@ import pytest
 from mutagen.mp4 import MP4
 from sqlalchemy import text
 
-from scheduler import assembly, intake, planning, retention, synthesis
+from scheduler import assembly, fair_share, intake, planning, retention, synthesis
 from scheduler.objects import job_prefix, meta_key_of, timestamps_key, vtt_key
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
@@ -66,15 +66,15 @@ def test_a_job_hands_out_its_batches_a_window_at_a_time_each_once(env: dict[str,
     job_id = _submit(env, BODY * 10)
     with env["sessions"]() as session:
         first = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=300, window=2)
-    assert len(first) == 2
-    handed = [*first]
-    while True:
+    assert len(first) == 2 and {h.job_id for h in first} == {job_id}
+    handed = [h.indices for h in first]
+    ending = list(handed)
+    while ending:  # each batch's end hands on the next one: the window stays full
         with env["sessions"]() as session:
-            more = planning.next_batches(session=session, objects=env["objects"], job_id=job_id)
-        if not more:
-            break
-        assert len(more) == 1
-        handed.extend(more)
+            more = fair_share.batch_ended(session=session, job_id=job_id, indices=ending.pop(0), window=2)
+        assert len(more) <= 1
+        handed.extend(h.indices for h in more)
+        ending.extend(h.indices for h in more)
     with env["sessions"]() as session:
         chunks = job_repo.list_chunks(session=session, job_id=job_id)
     flat = [i for batch in handed for i in batch]
@@ -84,14 +84,14 @@ def test_a_job_hands_out_its_batches_a_window_at_a_time_each_once(env: dict[str,
     # A resumed plan (the reaper) hands out again what was handed out and is still pending.
     with env["sessions"]() as session:
         again = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=300, window=2)
-    assert sorted(i for b in again for i in b) == sorted(flat)
+    assert sorted(i for h in again for i in h.indices) == sorted(flat)
 
 
 def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict[str, Any]) -> None:
     job_id = _submit(env, BODY * 12)
     with env["sessions"]() as session:
         todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=4000, window=1 << 20)
-    everything = sorted(i for b in todo for i in b)
+    everything = sorted(i for b in todo for i in b.indices)
     tone = ToneEngine(per_item_s=0.05)
     result: list[Any] = []
     worker = threading.Thread(
@@ -99,6 +99,7 @@ def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict
             synthesis.synthesize_batch(
                 sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
                 catalog=Catalog.load(), job_id=job_id, indices=everything, group_chars=1500,
+                on_stored=lambda: None,  # each engine call's chunks committed as stored (the live playlist's way)
             )
         )
     )
@@ -121,6 +122,36 @@ def test_cancel_stops_synthesis_within_a_group_and_bills_nothing_after(env: dict
         assert not job_repo.mark_chunk_done(
             session=session, job_id=job_id, index=job.chunks_total - 1, audio_key="k", duration_s=1.0
         )
+
+
+def test_cancel_mid_batch_marks_and_bills_nothing_when_the_batch_commits_once(env: dict[str, Any]) -> None:
+    """Without the live playlist a batch's chunks are marked and billed in its last transaction:
+    a cancel during its engine calls leaves every chunk pending and nothing billed."""
+    job_id = _submit(env, BODY * 12)
+    with env["sessions"]() as session:
+        todo = planning.plan_job(session=session, objects=env["objects"], job_id=job_id, batch_chars=4000, window=1 << 20)
+    everything = sorted(i for b in todo for i in b.indices)
+    tone = ToneEngine(per_item_s=0.05)
+    result: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: result.append(
+            synthesis.synthesize_batch(
+                sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
+                catalog=Catalog.load(), job_id=job_id, indices=everything, group_chars=1500,
+            )
+        )
+    )
+    worker.start()
+    while not tone.calls:  # the first engine call has begun
+        time.sleep(0.01)
+    with env["sessions"]() as session:
+        assert job_repo.set_job_status(session=session, job_id=job_id, status=JobStatus.CANCELED, expected=(JobStatus.RUNNING,))
+    worker.join(30)
+    assert result and result[0].canceled and result[0].synthesized == 0
+    assert len(tone.calls) == 1  # it stopped after the engine call it was in
+    assert _job(env, job_id).chunks_done == 0
+    with env["engine"].connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM usage WHERE job_id = :j"), {"j": job_id}).scalar_one() == 0
 
 
 def test_retention_deletes_a_finished_jobs_objects_and_keeps_the_row(env: dict[str, Any]) -> None:
@@ -160,7 +191,7 @@ def test_a_chaptered_book_through_plan_synthesis_and_assembly(env: dict[str, Any
     for batch in todo:
         synthesis.synthesize_batch(
             sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
-            catalog=Catalog.load(), job_id=job_id, indices=batch, group_chars=1500,
+            catalog=Catalog.load(), job_id=job_id, indices=batch.indices, group_chars=1500,
         )
     assert assembly.assemble_job(sessions=env["sessions"], objects=env["objects"], job_id=job_id)
     job = _job(env, job_id)
@@ -195,7 +226,7 @@ def test_a_cast_book_mixes_voices_of_different_rates_into_a_tagged_m4b(env: dict
     for batch in todo:
         synthesis.synthesize_batch(
             sessions=env["sessions"], objects=env["objects"], synthesizer=synthesizer,
-            catalog=Catalog.load(), job_id=job_id, indices=batch, group_chars=1500,
+            catalog=Catalog.load(), job_id=job_id, indices=batch.indices, group_chars=1500,
         )
     assert assembly.assemble_job(sessions=env["sessions"], objects=env["objects"], job_id=job_id)
     assert _job(env, job_id).status == "succeeded"

@@ -37,7 +37,7 @@ def live_stack(stack_env: dict[str, str], own_redis_url: str, tmp_path_factory: 
     """One chunk a batch and one batch queued at a time, so the book is done a chunk at a time;
     the workers ``lector run`` starts (synth, cpu, and live for the segments), so segments are
     made while the synth worker goes on."""
-    env = {**stack_env, "LECTOR_REDIS_URL": own_redis_url, "LECTOR_JOB_BATCH_CHARS": "600", "LECTOR_JOB_BATCH_WINDOW": "1"}
+    env = {**stack_env, "LECTOR_REDIS_URL": own_redis_url, "LECTOR_JOB_BATCH_CHARS": "600", "LECTOR_ACCOUNT_BATCH_WINDOW": "1"}
     stack = launch(env, tmp_path_factory.mktemp("live-logs"))
     try:
         stack.kill("worker1")

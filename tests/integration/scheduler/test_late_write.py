@@ -87,7 +87,7 @@ def test_a_late_write_from_a_zombie_replaces_nothing(db_engine: Engine, tmp_path
 
     def synthesize(batch: list[int], engine: ToneEngine) -> lifecycle.Step[int]:
         return lifecycle.synthesize(sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: engine),
-                                    catalog=catalog, job_id=job_id, indices=batch, group_chars=200)
+                                    catalog=catalog, job_id=job_id, indices=batch, group_chars=200, window=2)
 
     def rescue() -> None:
         """Another host: the frozen task's batch (redelivered), the rest of the book, assembly."""

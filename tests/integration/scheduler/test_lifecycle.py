@@ -96,19 +96,19 @@ def test_cancel_announces_once_and_another_accounts_job_is_not_found(
     objects = LocalObjectStore(tmp_path)
     job_id, account_id, *_ = _submit(sessions, objects)
     with sessions() as session:
-        job, messages = lifecycle.cancel(session=session, job_id=job_id, account_id=account_id)
+        job, messages = lifecycle.cancel(session=session, job_id=job_id, account_id=account_id, window=2)
     assert job.status == "canceled" and messages == [Message(TASK_WEBHOOK, (str(job_id), 1))]
     with sessions() as session:
-        assert lifecycle.cancel(session=session, job_id=job_id, account_id=account_id)[1] == []
+        assert lifecycle.cancel(session=session, job_id=job_id, account_id=account_id, window=2)[1] == []
     with pytest.raises(JobNotFound), sessions() as session:
-        lifecycle.cancel(session=session, job_id=job_id, account_id=uuid.uuid4())
+        lifecycle.cancel(session=session, job_id=job_id, account_id=uuid.uuid4(), window=2)
     # A failure after the cancel changes nothing and announces nothing.
-    assert lifecycle.fail(sessions=sessions, job_id=job_id, error=RuntimeError("late")) == []
+    assert lifecycle.fail(sessions=sessions, job_id=job_id, error=RuntimeError("late"), window=2) == []
 
 
 def test_fail_records_the_error_and_announces(sessions: lifecycle.SessionFactory, tmp_path: Path) -> None:
     job_id, *_ = _submit(sessions, LocalObjectStore(tmp_path))
-    assert lifecycle.fail(sessions=sessions, job_id=job_id, error=ValueError("bad chunk")) == [
+    assert lifecycle.fail(sessions=sessions, job_id=job_id, error=ValueError("bad chunk"), window=2) == [
         Message(TASK_WEBHOOK, (str(job_id), 1)),
     ]
     with sessions() as session:
@@ -167,6 +167,7 @@ def _carry(
                 indices=message.args[1],
                 group_chars=400,
                 assemble_ahead=ahead,
+                window=2,
             )
         elif message.task == TASK_ASSEMBLE_AHEAD:
             step = lifecycle.assemble_ahead(sessions=sessions, objects=objects, job_id=jid, workers=1)
@@ -308,7 +309,7 @@ def test_twin_steps_on_one_job_do_each_piece_of_work_once(
 
 def test_failing_a_job_that_no_longer_exists_sends_nothing(sessions: lifecycle.SessionFactory) -> None:
     """A stale message's failure handler must not raise a second error for a job whose rows are gone."""
-    assert lifecycle.fail(sessions=sessions, job_id=uuid.uuid4(), error=RuntimeError("boom")) == []
+    assert lifecycle.fail(sessions=sessions, job_id=uuid.uuid4(), error=RuntimeError("boom"), window=2) == []
 
 
 class _FrozenEngine(ToneEngine):
@@ -342,7 +343,7 @@ def test_a_thawed_zombie_writes_nothing_over_chunks_another_host_stored(
     def run(engine: ToneEngine) -> int:
         return lifecycle.synthesize(
             sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: engine), catalog=catalog,
-            job_id=job_id, indices=batch, group_chars=200,
+            job_id=job_id, indices=batch, group_chars=200, window=2,
         ).value
 
     rescued: list[int] = []
@@ -387,7 +388,7 @@ def test_the_live_playlist_follows_synthesis_group_by_group_and_ends_with_the_bo
         batches += 1
         step = lifecycle.synthesize(
             sessions=sessions, objects=objects, synthesizer=synthesizer, catalog=catalog, job_id=job_id,
-            indices=queue[0].args[1], group_chars=400, live=True, send=send,
+            indices=queue[0].args[1], group_chars=400, live=True, send=send, window=1,
         )
         assert Message(TASK_HLS, (str(job_id),)) not in step.messages  # sent group by group instead
         queue = queue[1:] + step.messages

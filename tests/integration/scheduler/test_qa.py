@@ -71,7 +71,7 @@ def _run(env: dict[str, Any], messages: list[Message], synthesizer: Synthesizer,
         if message.task == TASK_SYNTHESIZE:
             step: Any = lifecycle.synthesize(
                 **common, synthesizer=synthesizer, catalog=Catalog.load(), job_id=job_id,
-                indices=message.args[1], group_chars=1500,
+                indices=message.args[1], group_chars=1500, window=8,
             )
         elif message.task == TASK_QA_CHECK:
             step = lifecycle.qa_check(
@@ -162,7 +162,7 @@ def test_a_resumed_job_whose_chunks_are_done_is_checked_before_it_is_assembled(e
     for message in first.messages:
         step = lifecycle.synthesize(
             sessions=env["sessions"], objects=env["objects"], synthesizer=Synthesizer(lambda voice: tone),
-            catalog=Catalog.load(), job_id=job_id, indices=message.args[1], group_chars=1500,
+            catalog=Catalog.load(), job_id=job_id, indices=message.args[1], group_chars=1500, window=8,
         )
         sent.extend(step.messages)
     assert {m.task for m in sent} == {TASK_QA_CHECK}  # no assembly from synthesis

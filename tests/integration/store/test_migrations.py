@@ -29,7 +29,7 @@ from store.db import (
 )
 from store.db.migrate import REPO_ROOT, alembic_config, downgrade, upgrade
 
-TABLES = {"accounts", "api_keys", "usage", "usage_daily", "jobs", "job_chunks", "webhook_attempts", "lexicons", "chunk_cache"}
+TABLES = {"accounts", "api_keys", "usage", "usage_daily", "jobs", "job_chunks", "webhook_attempts", "lexicons", "chunk_cache", "job_batches"}
 
 
 def _diffs(url: str) -> list[object]:

@@ -44,7 +44,7 @@ def app_and_resources(pg_url: str, own_redis_url: str, tmp_path: Path) -> Iterat
     factory: sessionmaker[Session] = make_sessionmaker(engine)
     tone = ToneEngine()
     resources = Resources(
-        config=task_config(Settings(job_batch_chars=200, job_batch_window=1, live_playlist=True)),
+        config=task_config(Settings(job_batch_chars=200, account_batch_window=1, live_playlist=True)),
         sessions=scoped_sessions(factory), objects=LocalObjectStore(tmp_path), catalog=Catalog.load(),
         synthesizer=Synthesizer(lambda voice: tone), dispatcher=Dispatcher(app),
     )

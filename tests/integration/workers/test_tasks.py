@@ -40,7 +40,7 @@ def running(pg_url: str, own_redis_url: str, tmp_path: Path) -> Iterator[Resourc
     factory: sessionmaker[Session] = make_sessionmaker(engine)
     tone = ToneEngine(fail_on="Unsayable")
     resources = Resources(
-        config=task_config(Settings(job_batch_chars=200, job_batch_window=1, assembly_workers=1)),
+        config=task_config(Settings(job_batch_chars=200, account_batch_window=1, assembly_workers=1)),
         sessions=scoped_sessions(factory), objects=LocalObjectStore(tmp_path), catalog=Catalog.load(),
         synthesizer=Synthesizer(lambda voice: tone), dispatcher=Dispatcher(app),
     )

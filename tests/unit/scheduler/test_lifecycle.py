@@ -6,26 +6,39 @@ from __future__ import annotations
 import uuid
 
 from scheduler import lifecycle
+from scheduler.fair_share import Handout
 from scheduler.queue import TASK_ASSEMBLE, TASK_ASSEMBLE_AHEAD, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
 from scheduler.synthesis import BatchResult
 
 JOB = uuid.uuid4()
+OTHER = uuid.uuid4()  # another job of the account, whose turn it is
 
 
-def test_a_plan_sends_each_batch_or_straight_to_assembly_when_nothing_is_left() -> None:
-    assert lifecycle.after_plan(JOB, [[0, 1], [2]]) == [
+def mine(*batches: list[int]) -> list[Handout]:
+    return [Handout(JOB, b) for b in batches]
+
+
+def test_a_plan_sends_each_batch_handed_out_and_to_assembly_when_nothing_is_left() -> None:
+    assert lifecycle.after_plan(JOB, [Handout(JOB, [0, 1]), Handout(OTHER, [2])], done=False) == [
         Message(TASK_SYNTHESIZE, (str(JOB), [0, 1])),
-        Message(TASK_SYNTHESIZE, (str(JOB), [2])),
+        Message(TASK_SYNTHESIZE, (str(OTHER), [2])),
     ]
-    assert lifecycle.after_plan(JOB, []) == [Message(TASK_ASSEMBLE, (str(JOB),))]
+    assert lifecycle.after_plan(JOB, [], done=False) == []  # the account's window is full: its turn comes
+    assert lifecycle.after_plan(JOB, [], done=True) == [Message(TASK_ASSEMBLE, (str(JOB),))]
 
 
-def test_the_last_batch_assembles_a_canceled_one_stops_any_other_hands_on() -> None:
+def test_the_last_batch_assembles_and_every_batch_hands_on_what_its_account_was_given() -> None:
     assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), []) == [
         Message(TASK_ASSEMBLE, (str(JOB),))
     ]
-    assert lifecycle.after_batch(JOB, BatchResult(1, complete=False, canceled=True), [[7]]) == []
-    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [[4, 5]]) == [
+    assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), [Handout(OTHER, [1])]) == [
+        Message(TASK_ASSEMBLE, (str(JOB),)), Message(TASK_SYNTHESIZE, (str(OTHER), [1])),
+    ]
+    # A canceled job's batch frees its place too: the account's other job is handed on.
+    assert lifecycle.after_batch(JOB, BatchResult(1, complete=False, canceled=True), [Handout(OTHER, [7])]) == [
+        Message(TASK_SYNTHESIZE, (str(OTHER), [7])),
+    ]
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), mine([4, 5])) == [
         Message(TASK_SYNTHESIZE, (str(JOB), [4, 5])),
     ]
     assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), []) == []  # others are still queued
@@ -33,14 +46,14 @@ def test_the_last_batch_assembles_a_canceled_one_stops_any_other_hands_on() -> N
 
 def test_with_assembly_ahead_a_chapter_scope_batch_that_did_something_lets_assembly_follow() -> None:
     ahead = {"assemble_ahead": True}
-    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False, chapter_scope=True), [[4, 5]], **ahead) == [
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False, chapter_scope=True), mine([4, 5]), **ahead) == [
         Message(TASK_SYNTHESIZE, (str(JOB), [4, 5])),
         Message(TASK_ASSEMBLE_AHEAD, (str(JOB),)),
     ]
-    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [[4]], **ahead) == [  # book scope
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), mine([4]), **ahead) == [  # book scope
         Message(TASK_SYNTHESIZE, (str(JOB), [4])),
     ]
-    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False, chapter_scope=True), [[4]]) == [  # setting off
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False, chapter_scope=True), mine([4])) == [  # setting off
         Message(TASK_SYNTHESIZE, (str(JOB), [4])),
     ]
     nothing_new = BatchResult(0, complete=False, chapter_scope=True)
@@ -54,7 +67,7 @@ def test_with_the_live_playlist_every_batch_that_stored_chunks_sends_the_segment
 
     listen = Message(TASK_HLS, (str(JOB),))
     assert ROUTES[TASK_HLS] == QUEUE_CPU
-    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), [[4]], live=True) == [
+    assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), mine([4]), live=True) == [
         Message(TASK_SYNTHESIZE, (str(JOB), [4])), listen,
     ]
     assert lifecycle.after_batch(JOB, BatchResult(3, complete=True), [], live=True) == [
@@ -81,10 +94,10 @@ def test_a_checked_job_hears_each_batch_on_the_cpu_queue_and_never_assembles_fro
         Message(TASK_QA_CHECK, (str(JOB), [4, 5, 6], 1)),
     ]
     running = BatchResult(2, complete=False, qa=True, chapter_scope=True)
-    assert lifecycle.after_batch(JOB, running, [[8, 9]], assemble_ahead=True, indices=[6, 7]) == [
+    assert lifecycle.after_batch(JOB, running, mine([8, 9]), assemble_ahead=True, indices=[6, 7]) == [
         Message(TASK_QA_CHECK, (str(JOB), [6, 7], 1)),
         Message(TASK_SYNTHESIZE, (str(JOB), [8, 9])),
     ]
     canceled = BatchResult(1, complete=False, canceled=True, qa=True)
-    assert lifecycle.after_batch(JOB, canceled, [[7]], indices=[6]) == []
+    assert lifecycle.after_batch(JOB, canceled, [], indices=[6]) == []
     assert ROUTES[TASK_QA_CHECK] == QUEUE_CPU and ROUTES[TASK_QA_REDO] == QUEUE_SYNTH
