@@ -148,8 +148,9 @@ class Settings(_Checked):
     device: Device = "auto"
     engine_dtype: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
-        description="neural precision: auto (float32: Kokoro's int8 sounds worse, see docs/voices.md), "
-        "float32, bfloat16 (GPUs), int8 (Kokoro on CPU, opt-in)",
+        description="neural precision: auto (Kokoro in bfloat16 on a CPU with AMX, float32 elsewhere: "
+        "the fastest precision that sounds as float32 does, see docs/voices.md), float32, bfloat16, "
+        "int8 (Kokoro on CPU, opt-in: it sounds worse)",
     )
     vits_runtime: Literal["auto", "torch", "onnxruntime"] = Field(
         "auto",

@@ -47,11 +47,13 @@ class KokoroModel(nn.Module):
 
     def set_decoder_dtype(self, dtype: torch.dtype | None) -> None:
         """Run the decoder (most of the work) at ``dtype``; ``None`` keeps float32. The harmonic
-        source and the STFTs stay float32: they carry phase, which half precision would smear."""
+        source and the STFTs stay float32: they carry phase, which half precision would smear;
+        so does ``conv_post``, whose log-magnitudes bfloat16 would round in 6% steps."""
         self.decoder_dtype = dtype
         self.decoder.to(dtype or torch.float32)
         generator = self.decoder.generator
         generator.m_source.float()
+        generator.conv_post.float()
         generator.window = generator.window.float()
 
     def compile_kernels(self) -> None:
