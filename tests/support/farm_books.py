@@ -80,10 +80,12 @@ def render(
                 is part done (or assembling)."""
                 for host, holder in holders.items():
                     fresh = farm.tasks_held(holder, task) - seen[host]
-                    seen[host].update(fresh)
                     if not fresh:
                         continue
                     row = job_row(sessions, job_id)
+                    if assembly and row.status == "running":
+                        continue  # received, and its first step (the status) not yet taken: look again
+                    seen[host].update(fresh)
                     if (row.status == "assembling") if assembly else (0 < row.chunks_done < row.chunks_total):
                         return host
                 return None
