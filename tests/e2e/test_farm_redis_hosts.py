@@ -19,10 +19,10 @@ import pytest
 
 from tests.fixtures.farm import FarmStack
 from tests.support.farm_books import (
-    REDIS_BOUND_S,
     REDIS_STALL_S,
     SMALL_BATCHES,
     Render,
+    redis_bound_s,
     render,
     revived,
     start_hosts,
@@ -31,7 +31,7 @@ from tests.support.farm_books import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-TIMEOUT_S = REDIS_BOUND_S + 60  # how long a render may take before the test fails
+TIMEOUT_S = 420  # how long a faulted render may take before the test fails (far above the bound)
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +55,10 @@ def test_redis_synth_host_lost_mid_book_waits_for_the_reaper(
     """The dead host's task is gone with it: the reaper re-sends the book's missing batches."""
     faulted = render(redis_farm, pg_url, victim="h2", timeout_s=TIMEOUT_S)
     assert faulted.lost_to_end_s is not None
-    print(f"\nfarm redis synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    print(f"\nfarm redis synth host killed: loss to job end {faulted.lost_to_end_s:.1f} s"  # noqa: T201
+          f" (bound {redis_bound_s(reference):.0f} s)")
     assert faulted.frames == reference.frames
-    assert faulted.lost_to_end_s < REDIS_BOUND_S
+    assert faulted.lost_to_end_s < redis_bound_s(reference)
 
 
 def test_redis_frozen_host_thaws_as_a_harmless_zombie(redis_farm: FarmStack, reference: Render, pg_url: str) -> None:
@@ -70,12 +71,13 @@ def test_redis_frozen_host_thaws_as_a_harmless_zombie(redis_farm: FarmStack, ref
     try:
         faulted = render(redis_farm, pg_url, victim=victim, fault=redis_farm.farm.freeze, timeout_s=TIMEOUT_S)
         assert faulted.lost_to_end_s is not None
-        print(f"\nfarm redis synth host frozen: freeze to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+        print(f"\nfarm redis synth host frozen: freeze to job end {faulted.lost_to_end_s:.1f} s"  # noqa: T201
+          f" (bound {redis_bound_s(reference):.0f} s)")
         assert faulted.frames == reference.frames
         thawed_zombie_harmless(redis_farm, pg_url, faulted, reference, victim)
     finally:
         redis_farm.farm.thaw(victim)  # also when the book failed: the next tests need the host
-    assert faulted.lost_to_end_s < REDIS_BOUND_S
+    assert faulted.lost_to_end_s < redis_bound_s(reference)
 
 
 def test_redis_synth_host_cut_from_postgresql_only(redis_farm: FarmStack, reference: Render, pg_url: str) -> None:
@@ -91,6 +93,7 @@ def test_redis_synth_host_cut_from_postgresql_only(redis_farm: FarmStack, refere
     finally:
         redis_farm.farm.mend(victim)
     assert faulted.lost_to_end_s is not None
-    print(f"\nfarm redis synth host cut from postgresql: cut to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    print(f"\nfarm redis synth host cut from postgresql: cut to job end {faulted.lost_to_end_s:.1f} s"  # noqa: T201
+          f" (bound {redis_bound_s(reference):.0f} s)")
     assert faulted.frames == reference.frames
-    assert faulted.lost_to_end_s < REDIS_BOUND_S
+    assert faulted.lost_to_end_s < redis_bound_s(reference)

@@ -16,11 +16,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fixtures.farm import FarmStack
-from tests.support.farm_books import REDIS_BOUND_S, REDIS_STALL_S, SMALL_BATCHES, Render, render, start_hosts
+from tests.support.farm_books import REDIS_STALL_S, SMALL_BATCHES, Render, redis_bound_s, render, start_hosts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-TIMEOUT_S = REDIS_BOUND_S + 60  # how long a render may take before the test fails
+TIMEOUT_S = 420  # how long a faulted render may take before the test fails (far above the bound)
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +58,10 @@ def test_redis_assembly_host_lost_mid_assembly_waits_for_the_reaper(
 
     faulted = render(redis_farm, pg_url, victim="h1", assembly=True, fault=kill_and_replace, timeout_s=TIMEOUT_S)
     assert faulted.lost_to_end_s is not None
-    print(f"\nfarm redis assembly host ({faulted.struck}) killed: loss to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    print(f"\nfarm redis assembly host ({faulted.struck}) killed: loss to job end {faulted.lost_to_end_s:.1f} s"  # noqa: T201
+          f" (bound {redis_bound_s(reference):.0f} s)")
     assert faulted.frames == reference.frames
-    assert faulted.lost_to_end_s < REDIS_BOUND_S
+    assert faulted.lost_to_end_s < redis_bound_s(reference)
 
 
 def test_redis_broker_restarted_mid_book(make_farm, reference: Render, pg_url: str) -> None:  # type: ignore[no-untyped-def]
@@ -82,6 +83,7 @@ def test_redis_broker_restarted_mid_book(make_farm, reference: Render, pg_url: s
         farm.farm.down()
         broker.crash()
     assert faulted.lost_to_end_s is not None
-    print(f"\nfarm redis broker crashed and restarted: broker back to job end {faulted.lost_to_end_s:.1f} s")  # noqa: T201
+    print(f"\nfarm redis broker crashed and restarted: broker back to job end {faulted.lost_to_end_s:.1f} s"  # noqa: T201
+          f" (bound {redis_bound_s(reference):.0f} s)")
     assert faulted.frames == reference.frames
-    assert faulted.lost_to_end_s < REDIS_BOUND_S
+    assert faulted.lost_to_end_s < redis_bound_s(reference)
