@@ -20,11 +20,13 @@ native delayed delivery (a countdown on a quorum queue: the webhook's retries) n
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Final
 
 from celery import Celery
 from kombu.entity import Exchange, Queue
+from kombu.exceptions import OperationalError
 
 TASK_PLAN: Final = "lector.plan"
 TASK_SYNTHESIZE: Final = "lector.synthesize"
@@ -153,18 +155,45 @@ PATIENT_RETRY: Final[dict[str, float]] = {
 }
 
 
+def patience_s(policy: dict[str, float]) -> float:
+    """How long ``policy`` (kombu's retry policy) waits in all: the sum of its intervals."""
+    total, interval = 0.0, policy.get("interval_start", 0.0)
+    for _ in range(int(policy.get("max_retries", 0))):
+        total += interval
+        interval = min(interval + policy.get("interval_step", 0.0), policy.get("interval_max", interval))
+    return total
+
+
 @dataclass(slots=True)
 class Dispatcher:
     """Sends tasks by name. Callers send only after their transaction committed. ``retry_policy``:
     kombu's, for how long a send waits for the broker (``PATIENT_RETRY`` in workers; the API
-    keeps kombu's short default, a request must not hang on a broker that is down)."""
+    keeps kombu's short default, a request must not hang on a broker that is down).
+
+    Kombu keeps its policy only while the broker refuses connections. A broker behind a front
+    that accepts and then closes them while the broker is away (a load balancer, a Kubernetes
+    Service, the farm harness's forwarder) makes kombu raise ``OperationalError`` within seconds:
+    the send would give up after its step committed, and the batch it handed on would wait for
+    the reaper (seen on the farm, the RabbitMQ restart test). So a patient send tries again
+    until the policy's whole time has passed (``patience_s``)."""
 
     app: Celery
     retry_policy: dict[str, float] | None = None
 
     def send(self, task: str, *args: object, countdown: float | None = None) -> None:
-        options: dict[str, object] = {} if self.retry_policy is None else {"retry": True, "retry_policy": self.retry_policy}
-        self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown, **options)
+        if self.retry_policy is None:
+            self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown)
+            return
+        deadline = time.monotonic() + patience_s(self.retry_policy)
+        while True:
+            try:
+                self.app.send_task(task, args=list(args), queue=ROUTES[task], countdown=countdown,
+                                   retry=True, retry_policy=self.retry_policy)
+                return
+            except OperationalError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(self.retry_policy.get("interval_max", 1.0))
 
     def send_all(self, messages: list[Message]) -> None:
         """Carry out what the lifecycle decided, in order."""

@@ -86,16 +86,22 @@ class Farm:
     # -- building ---------------------------------------------------------------------------
     @classmethod
     def up(cls, directory: str | Path) -> Farm:
-        """A bridge with a free 10.210.K.0/24 of its own (``ip link add`` fails for a taken K, so
-        two farms at once never share one)."""
+        """A bridge with a free 10.210.K.0/24 of its own. Creating the bridge is the claim:
+        ``ip link add`` fails for a taken K, so two farms started at once (two test workers, two
+        checkouts) never share a K, and everything named after K (the /24, the namespaces
+        ``lfarmK-*``, the veths ``lfK*``) is theirs alone. A K whose namespaces outlived their
+        bridge (a farm killed half-way through ``down``) is passed over, not reused."""
         root = Path(directory).resolve()
         root.mkdir(parents=True, exist_ok=True)
         for index in range(MAX_FARMS):
             bridge = f"lfarm{index}"
-            if subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True).returncode == 0:
+            if subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], capture_output=True).returncode != 0:
+                continue
+            if not _stale_namespaces(index):
                 break
+            sh("ip", "link", "delete", bridge, check=False)
         else:
-            raise RuntimeError(f"no free farm bridge (lfarm0..lfarm{MAX_FARMS - 1} all exist)")
+            raise RuntimeError(f"no free farm bridge (lfarm0..lfarm{MAX_FARMS - 1} all taken)")
         farm = cls(dir=str(root), index=index, bridge=bridge, gateway=f"{SUBNET_PREFIX}.{index}.1")
         farm.save()
         _no_ipv6(bridge)  # no link-local chatter: the farm's traffic is its /24's and nothing else
@@ -252,6 +258,12 @@ def _listening(address: str, port: int) -> bool:
 
 def _ns_exists(ns: str) -> bool:
     return Path("/run/netns", ns).exists()
+
+
+def _stale_namespaces(index: int) -> list[str]:
+    """Namespaces named for farm ``index`` (``lfarm<index>-<host>``) that exist now."""
+    netns = Path("/run/netns")
+    return sorted(p.name for p in netns.glob(f"lfarm{index}-*")) if netns.is_dir() else []
 
 
 def _group(pgid: int) -> set[int]:
