@@ -1,7 +1,7 @@
 """Segments for listening while a book renders: the ``hls_segments`` step (queue ``cpu``).
 
 After every synthesize batch the lifecycle sends this step; it reads the chunks of the book's
-contiguous done prefix, cuts what they allow into segments (``scheduler.hls_index``: every
+contiguous done prefix, cuts what they allow into segments (``books.hls_index``: every
 6 s and at each chapter), encodes each as AAC in fragmented MP4 (``speech.audio.aac_frames``,
 ``speech.audio.fmp4``), stores it under a deterministic key and then appends it to the index
 (``hls/index.json``) that the playlist route renders. A segment is listed only after its object
@@ -31,7 +31,8 @@ from typing import Final
 
 import numpy as np
 
-from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
+from books.hls_index import KnownAudio, StreamIndex, next_segments
+from books.timeline import Timeline, done_prefix, faded
 from scheduler.objects import (
     ChunkKeys,
     hls_index_key,
@@ -40,7 +41,6 @@ from scheduler.objects import (
     plan_key,
 )
 from scheduler.planning import Layout
-from scheduler.timeline import Timeline, done_prefix, faded
 from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo

@@ -46,7 +46,7 @@ class CastMember(TypedDict):
 
 
 class StoredCast(TypedDict):
-    """A job's cast as ``scheduler.casting.check_cast`` stored it."""
+    """A job's cast as ``books.casting.check_cast`` stored it."""
 
     narrator: str
     characters: dict[str, CastMember]
@@ -82,11 +82,11 @@ class JobParams:
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.progressive_assembly); None: the book
     lexicons: list[LexiconPin] | None = None  # pinned at intake (scheduler.lexicons.for_request)
-    delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) cut from a WAV master
-    cast: StoredCast | None = None  # checked by scheduler.casting.check_cast
+    delivery: str | None = None  # "acx": a retailer's package (books.acx) cut from a WAV master
+    cast: StoredCast | None = None  # checked by books.casting.check_cast
     cover: CoverRef | None = None  # set at intake from JobSpec.cover_image
     qa: bool = False  # the speech-recognition check of every chunk before assembly (scheduler.qa)
-    ssml: bool = False  # the text is a <speak> document, read with its markup (scheduler.job_ssml)
+    ssml: bool = False  # the text is a <speak> document, read with its markup (books.job_ssml)
 
     @property
     def chapter_scope(self) -> bool:

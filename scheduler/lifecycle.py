@@ -22,12 +22,12 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
+from books import parallel
 from scheduler import (
     assembly,
     delivery,
     hls,
     intake,
-    parallel,
     planning,
     progressive_assembly,
     qa,

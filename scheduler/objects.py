@@ -21,7 +21,7 @@ class TimedWord(TypedDict):
     end: float
     textOffset: NotRequired[int]  # where the word was written in the job's text (docs/api.md)
     textLength: NotRequired[int]
-    mark: NotRequired[bool]  # an SSML mark's name, not a spoken word (scheduler.job_ssml)
+    mark: NotRequired[bool]  # an SSML mark's name, not a spoken word (books.job_ssml)
 
 
 class ChunkMeta(TypedDict):
@@ -32,9 +32,9 @@ class ChunkMeta(TypedDict):
     duration_s: float
     words: list[TimedWord]
     text: str
-    voice: NotRequired[str]  # a cast book's chunk: the voice that read it (scheduler.casting)
+    voice: NotRequired[str]  # a cast book's chunk: the voice that read it (books.casting)
     speaker: NotRequired[str | None]  # and the character it speaks for; None: the narration
-    sources: NotRequired[list[tuple[int, int]]]  # where its text stands in the job's text (scheduler.chunk_sources)
+    sources: NotRequired[list[tuple[int, int]]]  # where its text stands in the job's text (books.chunk_sources)
 
 
 class ChunkVoice(TypedDict):
@@ -152,7 +152,7 @@ def ahead_segment_key(job_id: uuid.UUID | str, first: int, stop: int, rate: int,
 
 
 def compliance_key(job_id: uuid.UUID | str) -> str:
-    """A delivery job's compliance report (``scheduler.acx``)."""
+    """A delivery job's compliance report (``books.acx``)."""
     return f"jobs/{job_id}/compliance.json"
 
 

@@ -29,12 +29,12 @@ from typing import Final
 
 from sqlalchemy.orm import Session
 
-from scheduler import credits
-from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
-from scheduler.chapters import Section, sections_for, spoken
-from scheduler.chunk_sources import chunk_runs
+from books import credits
+from books.casting import SPEAKER_TURN_MS, Cast, turns
+from books.chapters import Section, sections_for, spoken
+from books.chunk_sources import chunk_runs
+from books.job_ssml import Speakers, Step, plan_ssml
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Speakers, Step, plan_ssml
 from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
@@ -86,9 +86,9 @@ class Layout:
     batches: list[list[int]] = field(default_factory=list)  # dispatch order
     voices: list[str] = field(default_factory=list)  # a cast job's voice of each chunk; else empty
     speakers: list[str | None] = field(default_factory=list)  # and who it is (None: the narrator)
-    # where each chunk was written in the job's text (scheduler.chunk_sources); empty: not known
+    # where each chunk was written in the job's text (books.chunk_sources); empty: not known
     sources: list[Runs | None] = field(default_factory=list)
-    steps: list[list[Step]] = field(default_factory=list)  # an SSML job's stretches of each chunk (scheduler.job_ssml)
+    steps: list[list[Step]] = field(default_factory=list)  # an SSML job's stretches of each chunk (books.job_ssml)
 
     def to_json(self) -> bytes:
         return json.dumps(
@@ -121,7 +121,7 @@ def split(
     cast: Cast | None = None,
 ) -> tuple[list[str], Layout]:
     """Chunk texts and their layout. ``sections`` default to the whole text as one, unmarked.
-    With a ``cast`` a chunk never spans a change of voice (``scheduler.casting``)."""
+    With a ``cast`` a chunk never spans a change of voice (``books.casting``)."""
     pauses = pauses or Pauses()
     if sections is None:
         sections = [Section("", 0, len(text), is_chapter=False)]
@@ -247,7 +247,7 @@ def plan_job(
         params = JobParams.from_stored(job.params)
         submitted = text
         credited: frozenset[int] = frozenset()
-        if params.ssml:  # a <speak> document: its chunks carry how they are spoken (scheduler.job_ssml)
+        if params.ssml:  # a <speak> document: its chunks carry how they are spoken (books.job_ssml)
             texts, layout = split_ssml(text, params)
         else:
             sections = sections_for(text, params)

@@ -33,8 +33,17 @@ from typing import Final
 
 import numpy as np
 
-from scheduler import parallel
-from scheduler.conformance import limiter_ceiling
+from books import parallel
+from books.conformance import limiter_ceiling
+from books.rendering import (
+    Measured,
+    Segment,
+    encode_segment,
+    progressive_segments,
+    render_audio,
+    uses_segments,
+)
+from books.timeline import Timeline, done_prefix, faded, fetch_audio
 from scheduler.job_params import JobParams
 from scheduler.objects import (
     ChunkKeys,
@@ -45,15 +54,6 @@ from scheduler.objects import (
     plan_key,
 )
 from scheduler.planning import Layout
-from scheduler.rendering import (
-    Measured,
-    Segment,
-    encode_segment,
-    progressive_segments,
-    render_audio,
-    uses_segments,
-)
-from scheduler.timeline import Timeline, done_prefix, faded, fetch_audio
 from speech.audio import (
     FILE_FORMATS,
     EncodedSegment,
@@ -319,7 +319,7 @@ def levels(objects: ObjectStore, book: Book) -> Measured:
 
 
 def render_again(objects: ObjectStore, book: Book, levels: Measured, path: Path, *, metadata: Metadata | None, workers: int) -> int:
-    """The whole book under corrected ``levels`` (``scheduler.conformance``), cut where
+    """The whole book under corrected ``levels`` (``books.conformance``), cut where
     :func:`finish` cuts it, so that a book is the same whether or not it was done ahead."""
     if not encodes_ahead(book.fmt, book.out_rate):
         return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)

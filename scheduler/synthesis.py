@@ -21,10 +21,10 @@ from itertools import repeat
 
 import numpy as np
 
+from books.casting import Cast, matched
+from books.job_ssml import Step, segments_of
 from scheduler import chunk_cache
-from scheduler.casting import Cast, matched
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Step, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
 from scheduler.planning import Layout
@@ -192,7 +192,7 @@ class Rendered:
     index: int
     text: str
     pieces: list[AudioChunk]
-    gains_db: list[float]  # an SSML job's volume of each piece (scheduler.job_ssml); else empty
+    gains_db: list[float]  # an SSML job's volume of each piece (books.job_ssml); else empty
 
 
 def chunk_units(text: str, steps: list[Step] | None, lang: str, normalize_text: bool, lexicons: list[PronunciationLexicon]) -> list[StreamStep]:
@@ -270,7 +270,7 @@ def synthesize_batch(
     )
     lang = params.lang
     lexicons = job_lexicons(sessions, account_id, params)
-    steps = plan.steps if params.ssml else []  # an SSML job's stretches of each chunk (scheduler.job_ssml)
+    steps = plan.steps if params.ssml else []  # an SSML job's stretches of each chunk (books.job_ssml)
     units = {i: chunk_units(text, steps[i] if steps else None, lang, params.normalize, lexicons) for i, text in todo}
     keys = {
         i: chunk_cache.content_key(

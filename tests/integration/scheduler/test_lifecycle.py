@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from scheduler import lifecycle, rendering
+from books import rendering
+from scheduler import lifecycle
 from scheduler.intake import JobSpec
 from scheduler.queue import (
     TASK_ASSEMBLE,
@@ -359,10 +360,10 @@ def test_the_live_playlist_follows_synthesis_group_by_group_and_ends_with_the_bo
     """With ``live``, each engine call's commit sends the segment maker (run here at once, in the
     middle of the batch); every playlist starts with the one before, and the last one covers the
     book to its final sample."""
+    from books.hls_index import TARGET_DURATION_S
+    from books.timeline import Timeline
     from scheduler import hls, hls_playlist
-    from scheduler.hls_index import TARGET_DURATION_S
     from scheduler.queue import TASK_HLS
-    from scheduler.timeline import Timeline
 
     objects = LocalObjectStore(tmp_path)
     spec = JobSpec(text=TEXT * 3, speaker="joe", model_id="mistv3", lang="en",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler.casting import SPEAKER_TURN_MS, Cast, check_cast
+from books.casting import SPEAKER_TURN_MS, Cast, check_cast
 from scheduler.job_params import JobParams
 from scheduler.planning import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout, batches, split
 
@@ -33,7 +33,7 @@ def test_split_marks_paragraph_pauses() -> None:
 
 
 def test_chapters_start_on_their_own_chunk_with_the_chapter_pause() -> None:
-    from scheduler.chapters import detect_sections
+    from books.chapters import detect_sections
     from scheduler.planning import ChapterMark, Pauses
 
     body = "It was a dark and stormy night. The rain fell in torrents, except at occasional intervals. " * 4
@@ -105,7 +105,7 @@ def test_an_edit_moves_only_the_chunks_of_its_paragraph() -> None:
     """Chunks are anchored at paragraphs (and chapters): a sentence added to a paragraph of
     chapter 7 that spans several chunks re-cuts that paragraph only; every chunk before and
     after it, and the pause before each, is what a plan of the old text had."""
-    from scheduler.chapters import detect_sections
+    from books.chapters import detect_sections
     from tests.support.books import revised_book
 
     original, edited, changed = revised_book()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scheduler.attribution import Characters, Stretch, attribute
+from books.attribution import Characters, Stretch, attribute
 from tests.support.attribution import measure
 
 TARGET = 0.90

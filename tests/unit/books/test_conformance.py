@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
-from scheduler import conformance
-from scheduler.conformance import Corrector, Span, Verdict
+from books import conformance
+from books.conformance import Corrector, Span, Verdict
+from books.rendering import Measured
+from books.timeline import Timeline
 from scheduler.planning import ChapterMark, Layout
-from scheduler.rendering import Measured
-from scheduler.timeline import Timeline
 
 RATE = 22050
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.chapters import (
+from books.chapters import (
     OPENING_TITLE,
     body_span,
     check_given,

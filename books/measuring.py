@@ -1,6 +1,6 @@
 """Pass 1 of assembly, one part of a book at a time: its loudness energies and its chunks' peaks.
 
-The parts are measured at the same time (``scheduler.parallel``) and joined exactly: each part
+The parts are measured at the same time (``books.parallel``) and joined exactly: each part
 starts on the meter's 100 ms grid, inside a long pause, so its K-weighting filters start at rest
 as the whole book's would be there, and :func:`speech.audio.joined_loudness` adds the parts up
 to the loudness of the whole. Serial, this pass took 21.8 s of a ten-hour book's assembly.
@@ -15,7 +15,7 @@ from typing import Final
 
 import numpy as np
 
-from scheduler.timeline import Timeline, faded, fetch_audio
+from books.timeline import Timeline, faded, fetch_audio
 from speech.audio import LoudnessMeter
 from store.objects.base import ObjectStore
 

@@ -2,7 +2,7 @@
 
 Where every chunk starts follows from the plan's pauses and the chunks' lengths alone, so it is
 known before any audio is read: that is what lets assembly cut a book into segments and measure
-and encode them at the same time (``scheduler.measuring``, ``scheduler.rendering``).
+and encode them at the same time (``books.measuring``, ``books.rendering``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduler.casting import CHUNK_LUFS, Cast, check_cast, matched, turns
+from books.casting import CHUNK_LUFS, Cast, check_cast, matched, turns
 from scheduler.errors import InvalidCast
 from scheduler.job_params import JobParams
 from speech.audio.loudness import integrated_loudness

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.casting import Cast
+from books.casting import Cast
+from books.job_ssml import Speakers, phoneme_voices, segments_of, spoken_text, ssml_chunks, voice_names
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Speakers, phoneme_voices, segments_of, spoken_text, ssml_chunks, voice_names
 from scheduler.planning import Layout, split_ssml
 from speech.errors import SsmlError
 from speech.text.markup import MarkSegment, PhonemeSegment, TextSegment

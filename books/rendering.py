@@ -25,8 +25,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from scheduler import parallel
-from scheduler.timeline import Timeline, faded, fetch_audio
+from books import parallel
+from books.timeline import Timeline, faded, fetch_audio
 from speech.audio import (
     FILE_FORMATS,
     MP3_RATES,
@@ -82,7 +82,7 @@ class Measured:
     peaks: Sequence[float]  # each chunk's sample peak
     gains: Sequence[float]  # each chunk's gain, linear: the book's one gain, or its chapter's
     #: The limiter's true-peak ceiling, linear: under the promised one by the codec's headroom
-    #: (``scheduler.conformance.limiter_ceiling``), since encoding moves peaks after the limiter.
+    #: (``books.conformance.limiter_ceiling``), since encoding moves peaks after the limiter.
     ceiling: float = 10 ** (TRUE_PEAK_DBFS / 20)
 
     @classmethod
@@ -270,7 +270,7 @@ def encoded_segments(timeline: Timeline, fmt: str, out_rate: int, workers: int) 
 def encode_segment(
     objects: ObjectStore, job_id: uuid.UUID, book: Measured, segment: Segment, fmt: str, out_rate: int
 ) -> EncodedSegment:
-    """One segment's frames. Runs in a worker process (``scheduler.parallel``): its arguments
+    """One segment's frames. Runs in a worker process (``books.parallel``): its arguments
     and its result pickle, and it holds one chunk and the segment's frames in memory."""
     encoder = SegmentEncoder(FILE_FORMATS[fmt], out_rate)
     for block in _segment_blocks(objects, job_id, book, segment, out_rate):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from scheduler import acx, credits, planning
-from scheduler.chapters import Section
+from books import acx, credits
+from books.chapters import Section
+from scheduler import planning
 from scheduler.job_params import JobParams
 from speech.audio import Chapter
 

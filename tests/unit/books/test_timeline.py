@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.timeline import Timeline, meta_length
+from books.timeline import Timeline, meta_length
 
 
 def test_offsets_follow_pauses_and_lengths() -> None:

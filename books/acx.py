@@ -29,7 +29,7 @@ from typing import Any, Final
 import av
 import numpy as np
 
-from scheduler.rendering import limit_peaks
+from books.rendering import limit_peaks
 from speech.audio import Chapter, Metadata, decoded_blocks, open_file_encoder
 from speech.audio.retail import ROOM_TONE_DBFS, RoomTone, Rule, RuleMeter
 

@@ -2,7 +2,7 @@
 
 A cast (``{"narrator": "joe", "characters": {"Elizabeth": "nora", "Mr. Darcy": {"voice": "owen",
 "aliases": ["Darcy"]}}, "dialogue": "ivy"}``) is checked at intake and stored in the job's params.
-Planning cuts each paragraph where ``scheduler.attribution`` says the speaker changes, so every
+Planning cuts each paragraph where ``books.attribution`` says the speaker changes, so every
 chunk has exactly one voice (recorded in ``plan.json`` beside the pauses); synthesis groups a
 batch's chunks by voice. Voices of different engines come at different rates and levels, so each
 cast chunk is resampled to the book's rate (the narrator's) and brought to one loudness before it
@@ -18,7 +18,7 @@ from typing import Final
 
 import numpy as np
 
-from scheduler.attribution import Characters, attribute
+from books.attribution import Characters, attribute
 from scheduler.errors import InvalidCast
 from scheduler.job_params import CastMember, JobParams, StoredCast
 from speech.audio.loudness import integrated_loudness

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from scheduler.subtitles import (
+from books.subtitles import (
     MAX_CUE_CHARS,
     MAX_LINE_CHARS,
     VTT_HEADER,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from scheduler import credits
-from scheduler.casting import Cast, check_cast
-from scheduler.chapters import sections_for
-from scheduler.chunk_sources import chunk_runs
+from books import credits
+from books.casting import Cast, check_cast
+from books.chapters import sections_for
+from books.chunk_sources import chunk_runs
 from scheduler.job_params import JobParams
 from scheduler.planning import Layout, split
 from speech.text.offsets import Runs, SourceSpan, Traced, placed, spoken_words

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scheduler import measuring
+from books import measuring
+from books.timeline import Timeline
 from scheduler.objects import chunk_audio_key, chunk_meta_key
-from scheduler.timeline import Timeline
 from speech.audio import LoudnessMeter, joined_loudness
 from store.objects.local import LocalObjectStore
 

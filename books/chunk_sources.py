@@ -3,7 +3,7 @@ at the text the customer submitted (for an upload: the text lector extracted fro
 
 Planning cuts chunks out of a copy of the text that is not the text itself: Markdown heading
 marks are taken off (``chapters.spoken``), a cast's paragraphs have their whitespace collapsed
-and are cut at changes of voice (``scheduler.casting``), a delivery adds credits. None of them
+and are cut at changes of voice (``books.casting``), a delivery adds credits. None of them
 rewrites a word, so a chunk's words are found again in the text in order, whitespace between
 them being free: each chunk is searched for from where the one before it ended, within a window
 (a chunk that is not there, a credit, gets no offsets and moves nothing). The result is stored

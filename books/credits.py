@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from scheduler.chapters import Section
+from books.chapters import Section
 from scheduler.job_params import JobParams
 
 if TYPE_CHECKING:  # planning imports this module

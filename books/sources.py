@@ -19,7 +19,7 @@ from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree
 
-from scheduler.chapters import markdown_to_text
+from books.chapters import markdown_to_text
 from scheduler.errors import SourceError
 from scheduler.job_params import GivenChapter
 from speech.audio.m4b import cover_type
@@ -279,7 +279,7 @@ _SSML_NAMES: Final = re.compile(r"\.(ssml|xml)$", re.IGNORECASE)
 def read_upload(filename: str, content_type: str | None, data: bytes, *, skip_front_matter: bool = False) -> SourceText:
     """An uploaded file as a book; the kind is told by the name's extension, else the media type.
     An SSML file (``.ssml``) is its document as text: the request reads it as SSML
-    (``scheduler.job_ssml``)."""
+    (``books.job_ssml``)."""
     name = (filename or "").lower()
     kind = (content_type or "").split(";")[0].strip().lower()
     if _SSML_NAMES.search(name) or kind == "application/ssml+xml":

@@ -10,7 +10,7 @@ beside the chunk texts (``Layout.steps``). Planning cuts the document:
   chunk, exactly as long as the document asks (assembly lays it in, no gap is added to it);
 - at every change of voice: a ``voice`` switch goes through the cast machinery
   (``Layout.voices``), so voices of different engines and rates mix in one book, each brought to
-  the book's rate and loudness (``scheduler.casting.matched``); a ``voice`` may name a character
+  the book's rate and loudness (``books.casting.matched``); a ``voice`` may name a character
   of the job's cast, read by that character's voice;
 - at ``CHUNK_CHARS``, as any job.
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, NotRequired, TypedDict
 
-from scheduler.casting import SPEAKER_TURN_MS, Cast
+from books.casting import SPEAKER_TURN_MS, Cast
 from speech.text import chunk as chunk_text
 from speech.text.markup import MarkSegment, PauseSegment, PhonemeSegment, Segment, TextSegment, Voicing
 from speech.text.ssml import parse_ssml

@@ -1,6 +1,6 @@
 """Where assembly's per-segment work runs: a kept pool of worker processes (one worker: a thread).
 
-A book is cut into segments (``scheduler.rendering``) that are measured and encoded apart. LAME
+A book is cut into segments (``books.rendering``) that are measured and encoded apart. LAME
 and the filters release the GIL, but the arithmetic between them (decoding chunks, fades,
 resampling, the peak limiter, packet handling) holds it, and with threads that share stops the
 scaling: on a 16-vCPU H100 host, ten hours of MP3 took 124 s on 8 threads, 136 s on 16 threads
@@ -33,7 +33,7 @@ THREADS_UP_TO: Final = 1
 #: engine's. Alone on its cores a niced process runs as fast as any.
 NICE: Final = 5
 #: Imported once in the forkserver, so a child starts with them loaded.
-_PRELOAD: Final = ["numpy", "av", "soxr", "scipy.signal", "scheduler.rendering", "scheduler.measuring"]
+_PRELOAD: Final = ["numpy", "av", "soxr", "scipy.signal", "books.rendering", "books.measuring"]
 
 _lock = threading.Lock()
 _pools: dict[int, ProcessPoolExecutor] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scheduler.hls_index import KnownAudio, StreamIndex, next_segments, segment_samples
+from books.hls_index import KnownAudio, StreamIndex, next_segments, segment_samples
 from speech.audio.aac_frames import FRAME, POST_ROLL
 
 RATE = 24000

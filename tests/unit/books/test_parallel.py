@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from scheduler import parallel
+from books import parallel
 
 
 def test_a_single_worker_is_a_thread_more_are_processes() -> None:

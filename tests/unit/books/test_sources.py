@@ -5,7 +5,7 @@ import zipfile
 
 import pytest
 
-from scheduler.sources import SourceError, epub_to_book, read_upload
+from books.sources import SourceError, epub_to_book, read_upload
 from tests.fixtures.epub import CHAPTERS, build_epub, png, zip_epub
 from tests.fixtures.hostile_xml import ATTACKS, Builder
 
