@@ -331,9 +331,10 @@ def _synthetic_chunk(rng: np.random.Generator, rate: int, seconds: float) -> np.
 
 def run_synthetic(hours: float, fmt: str) -> None:
     from books import parallel
+    from books.chunks import chunk_audio_key, chunk_meta_key
+    from books.layout import ChapterMark, Layout
     from scheduler import assembly
-    from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
-    from scheduler.planning import ChapterMark, Layout
+    from scheduler.objects import plan_key
     from store.objects.local import LocalObjectStore
 
     rate, seconds = 22050, 40.0

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from books.errors import SourceError
 from books.sources import _Text, epub_to_book
-from scheduler.errors import SourceError
 from speech.audio.m4b import cover_type
 from tests.fixtures.epub import CHAPTERS, CONTAINER, build_epub, png, zip_epub
 

@@ -19,8 +19,8 @@ from typing import Final
 import numpy as np
 
 from books.attribution import Characters, attribute
-from scheduler.errors import InvalidCast
-from scheduler.job_params import CastMember, JobParams, StoredCast
+from books.errors import InvalidCast
+from books.options import BookOptions, CastMember, StoredCast
 from speech.audio.loudness import integrated_loudness
 from speech.audio.resample import resample
 
@@ -39,7 +39,7 @@ class Cast:
     aliases: Mapping[str, Sequence[str]]  # name -> other names the text calls them by
 
     @classmethod
-    def from_params(cls, params: JobParams) -> Cast | None:
+    def from_params(cls, params: BookOptions) -> Cast | None:
         return cls.from_stored(params.cast) if params.cast else None
 
     @classmethod

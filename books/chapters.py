@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from scheduler.errors import InvalidChapters
-from scheduler.job_params import GivenChapter, JobParams
+from books.errors import InvalidChapters
+from books.options import BookOptions, GivenChapter
 
 MIN_BODY_CHARS: Final = 1  # a heading with no text under it is a contents line or a "Part" title
 MIN_CHAPTER_CHARS: Final = 200  # a shorter chapter must not look like a contents entry (below)
@@ -222,7 +222,7 @@ def given_sections(text: str, chapters: Sequence[GivenChapter], *, skip_front_ma
     return _cut(text, marks, 0, len(text), skip_front_matter)
 
 
-def sections_for(text: str, params: JobParams) -> list[Section]:
+def sections_for(text: str, params: BookOptions) -> list[Section]:
     """What planning reads: given chapters win over detection."""
     skip = params.skip_front_matter
     if params.chapters:

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from books.layout import Layout
 from books.rendering import Measured
 from books.timeline import Timeline
-from scheduler.planning import Layout
 from speech.audio import FileLevels
 
 CEILING_DBFS: Final = -3.0  # the true peak the API promises

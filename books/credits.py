@@ -8,25 +8,23 @@ billed nothing: the customer pays for the book's text, not for what lector adds 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from books.chapters import Section
-from scheduler.job_params import JobParams
-
-if TYPE_CHECKING:  # planning imports this module
-    from scheduler.planning import Layout
+from books.layout import Layout
+from books.options import BookOptions
 
 OPENING: Final = "Opening Credits"
 CLOSING: Final = "Closing Credits"
 _GAP: Final = "\n\n"
 
 
-def narrators(params: JobParams) -> str:
+def narrators(params: BookOptions) -> str:
     """The voices, as a listener hears them named: the job's speaker, capitalised."""
     return params.speaker.replace("_", " ").title() or "a synthetic voice"
 
 
-def texts(params: JobParams) -> tuple[str, str]:
+def texts(params: BookOptions) -> tuple[str, str]:
     title = params.title or "Untitled"
     author = params.author or "an unknown author"
     voice = narrators(params)
@@ -35,7 +33,7 @@ def texts(params: JobParams) -> tuple[str, str]:
     return opening, closing
 
 
-def with_credits(text: str, sections: list[Section], params: JobParams) -> tuple[str, list[Section]]:
+def with_credits(text: str, sections: list[Section], params: BookOptions) -> tuple[str, list[Section]]:
     """The text with the credits around it, and its sections with one chapter for each."""
     opening, closing = texts(params)
     shift = len(opening) + len(_GAP)
@@ -47,7 +45,7 @@ def with_credits(text: str, sections: list[Section], params: JobParams) -> tuple
 
 
 def credit_chunks(layout: Layout, count: int) -> list[int]:
-    """The chunks of the two credit chapters (a :class:`scheduler.planning.Layout`'s marks)."""
+    """The chunks of the two credit chapters (a :class:`books.layout.Layout`'s marks)."""
     marks = sorted((m.chunk, m.title) for m in layout.chapters)
     chunks: list[int] = []
     for i, (first, title) in enumerate(marks):

@@ -20,8 +20,8 @@ from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree
 
 from books.chapters import markdown_to_text
-from scheduler.errors import SourceError
-from scheduler.job_params import GivenChapter
+from books.errors import SourceError
+from books.options import GivenChapter
 from speech.audio.m4b import cover_type
 from speech.errors import MalformedXml, UnsafeXml
 from speech.text.xml_safe import parse_element

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from scheduler.objects import ChunkVoice, TimedWord
+from books.chunks import ChunkVoice, TimedWord
 from speech.synthesizer import clean
 from speech.text import normalize, split_sentences
 from speech.text.offsets import Runs, SourceSpan, placed

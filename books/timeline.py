@@ -17,7 +17,7 @@ from typing import Final
 
 import numpy as np
 
-from scheduler.objects import ChunkKeys, ChunkMeta
+from books.chunks import ChunkKeys, ChunkMeta
 from speech.audio import fade_edges
 from store.objects.base import ObjectStore
 

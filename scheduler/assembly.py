@@ -35,24 +35,15 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from books import acx, conformance, measuring, parallel, subtitles
+from books.chunks import ChunkKeys, ChunkVoice, TimedWord
+from books.layout import Layout, Pauses
 from books.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
 from books.timeline import Timeline, fetch_metas, meta_length
 from scheduler import progressive_assembly
 from scheduler.audiobook import audiobook_tags
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
-from scheduler.objects import (
-    ChunkKeys,
-    ChunkVoice,
-    TimedWord,
-    compliance_key,
-    plan_key,
-    result_key,
-    srt_key,
-    timestamps_key,
-    vtt_key,
-)
-from scheduler.planning import Layout, Pauses
+from scheduler.objects import compliance_key, plan_key, result_key, srt_key, timestamps_key, vtt_key
 from speech.audio import (
     Chapter,
     Metadata,

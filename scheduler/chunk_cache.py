@@ -29,16 +29,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from books.chunks import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key
 from scheduler.content_keys import ChunkInputs
-from scheduler.objects import (
-    ChunkMeta,
-    ChunkVoice,
-    TimedWord,
-    cache_audio_key,
-    cache_meta_key,
-    chunk_audio_key,
-    chunk_meta_key,
-)
+from scheduler.objects import cache_audio_key, cache_meta_key
 from speech.stream_steps import StreamStep
 from speech.synthesizer import Controls
 from speech.text.offsets import Runs, local, placed

@@ -31,16 +31,11 @@ from typing import Final
 
 import numpy as np
 
+from books.chunks import ChunkKeys
 from books.hls_index import KnownAudio, StreamIndex, next_segments
+from books.layout import Layout
 from books.timeline import Timeline, done_prefix, faded
-from scheduler.objects import (
-    ChunkKeys,
-    hls_index_key,
-    hls_init_key,
-    hls_segment_key,
-    plan_key,
-)
-from scheduler.planning import Layout
+from scheduler.objects import hls_index_key, hls_init_key, hls_segment_key, plan_key
 from speech.audio.aac_frames import AAC_RATES, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo

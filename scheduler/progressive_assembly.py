@@ -34,7 +34,9 @@ from typing import Final
 import numpy as np
 
 from books import parallel
+from books.chunks import ChunkKeys
 from books.conformance import limiter_ceiling
+from books.layout import Layout
 from books.rendering import (
     Measured,
     Segment,
@@ -46,14 +48,12 @@ from books.rendering import (
 from books.timeline import Timeline, done_prefix, faded, fetch_audio
 from scheduler.job_params import JobParams
 from scheduler.objects import (
-    ChunkKeys,
     ahead_chapter_key,
     ahead_loudness_key,
     ahead_loudness_prefix,
     ahead_segment_key,
     plan_key,
 )
-from scheduler.planning import Layout
 from speech.audio import (
     FILE_FORMATS,
     EncodedSegment,

@@ -32,18 +32,12 @@ from typing import Any, Final, Protocol
 import numpy as np
 
 from books.casting import Cast
+from books.chunks import ChunkKeys, chunk_audio_key
+from books.layout import Layout
 from books.timeline import Timeline
 from scheduler import delivery
 from scheduler.job_params import JobParams
-from scheduler.objects import (
-    ChunkKeys,
-    chunk_audio_key,
-    plan_key,
-    qa_chunk_key,
-    qa_chunk_prefix,
-    qa_report_key,
-)
-from scheduler.planning import Layout
+from scheduler.objects import plan_key, qa_chunk_key, qa_chunk_prefix, qa_report_key
 from scheduler.synthesis import Voicing, chunk_units, new_attempt, render_units, store_chunk
 from speech.asr import score, threshold
 from speech.synthesizer import BatchSynthesizer, Controls, prepare

@@ -1,7 +1,7 @@
 """Synthesizing one batch of a job's chunks.
 
 Each chunk's audio (int16 PCM at the voice's native rate) and its word timings are written under
-keys of this run's own (``scheduler.objects.chunk_audio_key``'s attempt) *before* the chunk is
+keys of this run's own (``books.chunks.chunk_audio_key``'s attempt) *before* the chunk is
 marked done; the mark records that key on the chunk row, and the usage row is written in the same
 transaction (one transaction per engine call's group of chunks): a worker killed anywhere in
 between leaves those chunks pending and unbilled, and the redelivered task redoes exactly them.
@@ -22,12 +22,13 @@ from itertools import repeat
 import numpy as np
 
 from books.casting import Cast, matched
+from books.chunks import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key
 from books.job_ssml import Step, segments_of
+from books.layout import Layout
 from scheduler import chunk_cache
 from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
-from scheduler.objects import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
-from scheduler.planning import Layout
+from scheduler.objects import plan_key
 from speech.stream_steps import StreamStep, located, plan_segments, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.offsets import Runs, placed

@@ -38,9 +38,9 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
+from books.layout import Layout
 from books.timeline import Timeline
 from scheduler.objects import plan_key
-from scheduler.planning import Layout
 from store.db import jobs as job_repo
 from store.db.models import Usage
 from store.db.session import make_engine, make_sessionmaker, session_scope

@@ -402,8 +402,8 @@ def test_the_live_playlist_follows_synthesis_group_by_group_and_ends_with_the_bo
     assert "#EXT-X-ENDLIST" not in playlists[0] and playlists[-1].endswith("#EXT-X-ENDLIST\n")
     index = hls.read_index(objects, job_id)
     assert index is not None and index.complete
+    from books.layout import Layout
     from scheduler.objects import plan_key
-    from scheduler.planning import Layout
     from store.db import jobs as job_repo
 
     with sessions() as session:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from books.casting import CHUNK_LUFS, Cast, check_cast, matched, turns
-from scheduler.errors import InvalidCast
+from books.errors import InvalidCast
 from scheduler.job_params import JobParams
 from speech.audio.loudness import integrated_loudness
 

@@ -8,8 +8,9 @@ from books import credits
 from books.casting import Cast, check_cast
 from books.chapters import sections_for
 from books.chunk_sources import chunk_runs
+from books.layout import Layout
 from scheduler.job_params import JobParams
-from scheduler.planning import Layout, split
+from scheduler.planning import split
 from speech.text.offsets import Runs, SourceSpan, Traced, placed, spoken_words
 
 

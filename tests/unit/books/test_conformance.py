@@ -10,9 +10,9 @@ import numpy as np
 
 from books import conformance
 from books.conformance import Corrector, Span, Verdict
+from books.layout import ChapterMark, Layout
 from books.rendering import Measured
 from books.timeline import Timeline
-from scheduler.planning import ChapterMark, Layout
 
 RATE = 22050
 

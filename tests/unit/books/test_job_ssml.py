@@ -6,8 +6,9 @@ import pytest
 
 from books.casting import Cast
 from books.job_ssml import Speakers, phoneme_voices, segments_of, spoken_text, ssml_chunks, voice_names
+from books.layout import Layout
 from scheduler.job_params import JobParams
-from scheduler.planning import Layout, split_ssml
+from scheduler.planning import split_ssml
 from speech.errors import SsmlError
 from speech.text.markup import MarkSegment, PhonemeSegment, TextSegment
 

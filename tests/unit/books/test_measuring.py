@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from books import measuring
+from books.chunks import chunk_audio_key, chunk_meta_key
 from books.timeline import Timeline
-from scheduler.objects import chunk_audio_key, chunk_meta_key
 from speech.audio import LoudnessMeter, joined_loudness
 from store.objects.local import LocalObjectStore
 

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from books import conformance, rendering, timeline
+from books.chunks import chunk_audio_key, chunk_meta_key
+from books.layout import ChapterMark, Layout
 from scheduler import assembly
 from scheduler.job_params import JobParams
-from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
-from scheduler.planning import ChapterMark, Layout
+from scheduler.objects import plan_key
 from speech.audio import (
     fade_edges,
     integrated_loudness,

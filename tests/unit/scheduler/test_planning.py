@@ -4,8 +4,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from books.casting import SPEAKER_TURN_MS, Cast, check_cast
+from books.layout import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout
 from scheduler.job_params import JobParams
-from scheduler.planning import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout, batches, split
+from scheduler.planning import batches, split
 
 
 @given(st.dictionaries(st.integers(0, 500), st.integers(1, 900), min_size=1, max_size=200))
@@ -34,7 +35,7 @@ def test_split_marks_paragraph_pauses() -> None:
 
 def test_chapters_start_on_their_own_chunk_with_the_chapter_pause() -> None:
     from books.chapters import detect_sections
-    from scheduler.planning import ChapterMark, Pauses
+    from books.layout import ChapterMark, Pauses
 
     body = "It was a dark and stormy night. The rain fell in torrents, except at occasional intervals. " * 4
     text = f"Chapter 1\n\n{body}\n\nChapter 2\n\n{body}"
@@ -54,8 +55,8 @@ def test_layout_reads_plans_written_before_chapters_and_batches() -> None:
 
 
 def test_pauses_from_params() -> None:
+    from books.layout import Pauses
     from scheduler.job_params import JobParams
-    from scheduler.planning import Pauses
 
     voice = {"speaker": "joe", "model_id": "mistv3", "lang": "en"}
     assert Pauses.from_params(JobParams(**voice)) == Pauses()

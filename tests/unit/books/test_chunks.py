@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from scheduler.objects import ChunkKeys, chunk_audio_key, chunk_meta_key, meta_key_of
+from books.chunks import ChunkKeys, chunk_audio_key, chunk_meta_key, meta_key_of
 
 
 def test_each_attempt_writes_keys_of_its_own() -> None:
