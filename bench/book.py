@@ -254,8 +254,8 @@ def run_book(
     """The book with assembly after synthesis (ahead off) and alongside it (on), ``count`` times
     each in one process, then the engine alone on its sentences; the run with the median overhead
     of each is printed."""
+    from books import parallel
     from lector.wiring import build_catalog, build_synthesizer
-    from scheduler import parallel
     from speech.synthesizer import Controls
 
     text, skip = book_text(chars, corpus)
@@ -330,9 +330,11 @@ def _synthetic_chunk(rng: np.random.Generator, rate: int, seconds: float) -> np.
 
 
 def run_synthetic(hours: float, fmt: str) -> None:
-    from scheduler import assembly, parallel
-    from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
-    from scheduler.planning import ChapterMark, Layout
+    from books import parallel
+    from books.chunks import chunk_audio_key, chunk_meta_key
+    from books.layout import ChapterMark, Layout
+    from scheduler import assembly
+    from scheduler.objects import plan_key
     from store.objects.local import LocalObjectStore
 
     rate, seconds = 22050, 40.0
@@ -397,7 +399,7 @@ def main() -> None:
                         help="assemble on threads instead of worker processes (to compare)")
     args = parser.parse_args()
     if args.threads:
-        from scheduler import parallel
+        from books import parallel
 
         parallel.THREADS_UP_TO = 1 << 20
     settings = Settings()

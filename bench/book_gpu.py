@@ -56,7 +56,7 @@ def main() -> None:
 
     from bench.engine import SENTENCES
     from bench.machine import describe
-    from scheduler.chapters import sections_for
+    from books.chapters import sections_for
     from scheduler.planning import split
     from speech.engines.vits import VitsEngine
     from speech.synthesizer import prepare

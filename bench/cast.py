@@ -32,8 +32,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=6000)
     args = parser.parse_args()
+    from books import parallel
     from lector.wiring import build_catalog, build_synthesizer
-    from scheduler import parallel
     from speech.synthesizer import Controls
 
     settings = Settings()

@@ -1,5 +1,5 @@
 """Which EPUB reader handles more of the shapes real books come in: lector's own
-(``scheduler.sources.epub_to_book``, the standard library behind the hardened XML parser) or
+(``books.sources.epub_to_book``, the standard library behind the hardened XML parser) or
 ``ebooklib`` (with the same XHTML-to-text step, since ebooklib hands back each document's bytes
 and leaves the text to its caller).
 
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.errors import SourceError
-from scheduler.sources import _Text, epub_to_book
+from books.errors import SourceError
+from books.sources import _Text, epub_to_book
 from speech.audio.m4b import cover_type
 from tests.fixtures.epub import CHAPTERS, CONTAINER, build_epub, png, zip_epub
 

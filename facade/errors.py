@@ -1,6 +1,6 @@
 """The one translation from lector's errors to HTTP answers: status, message and body shape.
 
-Every domain error (``speech``, ``store``, ``scheduler``) is mapped once, in ``_TABLE``; routes
+Every domain error (``speech``, ``store``, ``books``, ``scheduler``) is mapped once, in ``_TABLE``; routes
 raise and never build an error answer themselves (``tests/unit/facade/test_error_table.py``
 checks both). The body's shape is chosen per router, as the vendor API contract requires:
 
@@ -30,6 +30,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from books import errors as book_errors
 from facade import invocations_format as wire
 from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
@@ -141,9 +142,9 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     store_errors.AccountExists: (409, "account already exists"),
     store_errors.KeyNotFound: (404, "key not found"),
     scheduler_errors.InvalidWebhookUrl: (400, None),
-    scheduler_errors.SourceError: (400, None),
-    scheduler_errors.InvalidChapters: (400, None),
-    scheduler_errors.InvalidCast: (400, None),
+    book_errors.SourceError: (400, None),
+    book_errors.InvalidChapters: (400, None),
+    book_errors.InvalidCast: (400, None),
     scheduler_errors.LexiconRefused: (400, None),
     scheduler_errors.TooManyJobs: (429, None),
     scheduler_errors.SegmentNotFound: (404, SEGMENT_NOT_FOUND),  # a live playlist's, unlisted or no such name
@@ -152,7 +153,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
 #: The roots registered with the app: Starlette re-raises (and uvicorn logs as unhandled)
 #: whatever only the catch-all ``Exception`` handler answered.
 DOMAIN_ROOTS: tuple[type[Exception], ...] = (
-    speech_errors.SpeechError, store_errors.StoreError, scheduler_errors.SchedulerError,
+    speech_errors.SpeechError, store_errors.StoreError, book_errors.BookError, scheduler_errors.SchedulerError,
 )
 #: OpenAI's ``code`` for a status, where its API sets one.
 OPENAI_CODES = {401: "invalid_api_key", 403: "model_not_allowed", 429: "rate_limit_exceeded"}

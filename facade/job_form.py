@@ -1,6 +1,6 @@
 """A ``/v1/jobs`` multipart submission read as the JSON body it stands for.
 
-The book is the ``file`` part (``.txt``, ``.md``, ``.ssml`` or ``.epub``; ``scheduler.sources``
+The book is the ``file`` part (``.txt``, ``.md``, ``.ssml`` or ``.epub``; ``books.sources``
 reads it), an image in the ``cover`` part; every other option is a form field of the same name,
 booleans as ``true``/``1``/``yes``/``on`` and ``chapters``, ``pauses`` and ``cast`` as JSON
 strings. What the body then says is checked as a JSON body's is (``facade.job_request``).
@@ -15,10 +15,10 @@ from fastapi import Request
 from starlette.datastructures import UploadFile
 from starlette.requests import ClientDisconnect
 
+from books import sources
+from books.sources import MAX_COVER_BYTES
 from facade import errors as e
 from facade.deps import Services
-from scheduler import sources
-from scheduler.sources import MAX_COVER_BYTES
 from speech.audio.m4b import cover_type
 
 MAX_UPLOAD_BYTES: Final = 64 * 1024 * 1024

@@ -5,8 +5,8 @@ The fields a job shares with streaming synthesis (``text``, ``speaker``, ``model
 ``samplingRate``, ``timeScaleFactor``, ``speedAlpha``, ``textType``, ``lexicons``,
 ``noTextNormalization``) are the vendor API contract's and keep its hand parser
 (``facade.validation.parse_request``): the contract fixes the order of its checks and each
-message. ``chapters`` and ``cast`` are checked by the scheduler's rules (``scheduler.chapters``,
-``scheduler.casting``), whose errors the one table answers; here they are only documented.
+message. ``chapters`` and ``cast`` are checked by the book domain's rules (``books.chapters``,
+``books.casting``), whose errors the one table answers; here they are only documented.
 
 A failed check answers 400 with the field's sentence from ``MESSAGES`` (what the field must be),
 never pydantic's own dump; a field without a sentence is ``<field>: <what is wrong>``.

@@ -6,13 +6,13 @@ completion, and a repeat after a crash mid-assembly simply redoes it under the s
 
 Where every chunk lands on the book's timeline follows from the plan's pauses and the chunks'
 lengths (from PostgreSQL, or the chunks' metadata), so the book is cut into segments joined in
-long pauses before any audio is read, and both passes run on every core (``scheduler.parallel``),
+long pauses before any audio is read, and both passes run on every core (``books.parallel``),
 each worker holding about one chunk:
 
-1. Measure (``scheduler.measuring``). Each part's loudness (BS.1770 energies on a shared 100 ms
+1. Measure (``books.measuring``). Each part's loudness (BS.1770 energies on a shared 100 ms
    grid, joined exactly) and its chunks' sample peaks. Meanwhile this thread writes the word and
    sentence timings and the subtitles, read from the chunks' metadata.
-2. Render (``scheduler.rendering``). The same segments again, resampled, multiplied by the one
+2. Render (``books.rendering``). The same segments again, resampled, multiplied by the one
    gain, true-peak limited around the samples that come near the ceiling, and encoded into a file
    on local disk: MP3 and m4b segment by segment in parallel, other formats as one stream with
    the encoder on its own thread.
@@ -34,24 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO
 
-from scheduler import acx, conformance, measuring, parallel, progressive_assembly, subtitles
+from books import acx, conformance, measuring, parallel, subtitles
+from books.chunks import ChunkKeys, ChunkVoice, TimedWord
+from books.layout import Layout, Pauses
+from books.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
+from books.timeline import Timeline, fetch_metas, meta_length
+from scheduler import progressive_assembly
 from scheduler.audiobook import audiobook_tags
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
-from scheduler.objects import (
-    ChunkKeys,
-    ChunkVoice,
-    TimedWord,
-    compliance_key,
-    plan_key,
-    result_key,
-    srt_key,
-    timestamps_key,
-    vtt_key,
-)
-from scheduler.planning import Layout, Pauses
-from scheduler.rendering import Measured, encoded_segments, plan_segments, render_audio, uses_segments
-from scheduler.timeline import Timeline, fetch_metas, meta_length
+from scheduler.objects import compliance_key, plan_key, result_key, srt_key, timestamps_key, vtt_key
 from speech.audio import (
     Chapter,
     Metadata,
@@ -165,7 +157,7 @@ def _write_timings(objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, 
         shift = timeline.offsets[index] / timeline.native_rate
         voice: ChunkVoice | None = {"voice": meta["voice"], "speaker": meta.get("speaker")} if "voice" in meta else None
         # An SSML chunk's runs place its words in the markup, not its text's tokens: its sentences
-        # and cues take their words' offsets (scheduler.subtitles.words_at).
+        # and cues take their words' offsets (books.subtitles.words_at).
         runs = [] if params.ssml else [(int(a), int(b)) for a, b in meta.get("sources", [])]
         timing.add(meta.get("text", ""), meta.get("words", []), shift, lang, normalize_text, voice, runs)
 
@@ -304,7 +296,7 @@ def _conform(
     job_id: uuid.UUID, layout: Layout, timeline: Timeline, rendered_with: Callable[[], Measured], audio: Path, target: float, render_again: Callable[[Measured], int], *, fmt: str, chapter_scope: bool,
 ) -> None:
     """Decode the file just written and render it again while its loudness or peak misses
-    (``scheduler.conformance``); ``rendered_with`` gives the levels the file was rendered with."""
+    (``books.conformance``); ``rendered_with`` gives the levels the file was rendered with."""
     parts = conformance.spans(layout, timeline, chapter_scope=chapter_scope, chapters=progressive_assembly.chapter_spans(layout))
     corrector = conformance.Corrector(fmt, target, parts)
     levels: Measured | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from scheduler.casting import Cast
+from books.casting import Cast
 from scheduler.job_params import JobParams
 from scheduler.objects import cover_key
 from speech.audio.m4b import AudiobookTags

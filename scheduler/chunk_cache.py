@@ -29,16 +29,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from books.chunks import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key
 from scheduler.content_keys import ChunkInputs
-from scheduler.objects import (
-    ChunkMeta,
-    ChunkVoice,
-    TimedWord,
-    cache_audio_key,
-    cache_meta_key,
-    chunk_audio_key,
-    chunk_meta_key,
-)
+from scheduler.objects import cache_audio_key, cache_meta_key
 from speech.stream_steps import StreamStep
 from speech.synthesizer import Controls
 from speech.text.offsets import Runs, local, placed
@@ -68,7 +61,7 @@ class Wanted:
     content_key: str
     label: ChunkVoice | None = None  # a cast chunk's voice and character, written into its metadata
     sources: Runs | None = None  # where this job's chunk stands in this job's text (word offsets)
-    origins: str | None = None  # an SSML chunk's layout of its words (scheduler.job_ssml.origin_key)
+    origins: str | None = None  # an SSML chunk's layout of its words (books.job_ssml.origin_key)
 
 
 def reuse(

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from books.chunks import chunk_audio_key
 from scheduler import chunk_cache
 from scheduler.job_params import JobParams
-from scheduler.objects import chunk_audio_key
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 

@@ -15,10 +15,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from books.chunks import ChunkKeys
+from books.layout import Layout
+from books.timeline import Timeline, done_prefix
 from scheduler.job_params import JobParams
-from scheduler.objects import ChunkKeys, plan_key
-from scheduler.planning import Layout
-from scheduler.timeline import Timeline, done_prefix
+from scheduler.objects import plan_key
 from store.db import jobs as job_repo
 from store.db.session import SessionFactory
 from store.objects.base import ObjectStore

@@ -2,12 +2,11 @@
 
     SchedulerError
     ├── InvalidWebhookUrl     not http(s), or a private/loopback target where not allowed
-    ├── SourceError           an upload that is not the book it claims to be (a broken EPUB)
-    ├── InvalidChapters       chapters given with a job that do not fit its text
-    ├── InvalidCast           a job's cast that is not narrator, characters and dialogue voices
+    ├── TooManyJobs           an account over its unfinished jobs
     ├── LexiconRefused        a lexicon name, size or count over the operator's limits
     └── SegmentNotFound       a live playlist's segment that is not listed (yet)
 
+A book that cannot be read, chaptered or cast as given raises ``books.errors``' tree instead.
 ``job_error`` turns any failure of a job into one of ``JOB_ERRORS``' sentences for the customer.
 """
 
@@ -23,19 +22,6 @@ class SchedulerError(Exception):
 
 class InvalidWebhookUrl(SchedulerError):
     pass
-
-
-class SourceError(SchedulerError):
-    """The upload cannot be read as the kind of file it claims to be (the message is the client's)."""
-
-
-class InvalidChapters(SchedulerError, ValueError):
-    """A job's given chapters are malformed (the message is the client's). Also a ``ValueError``,
-    as the argument checks it is."""
-
-
-class InvalidCast(SchedulerError):
-    """A job's cast is malformed (the message is the client's)."""
 
 
 class TooManyJobs(SchedulerError):

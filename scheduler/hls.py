@@ -1,7 +1,7 @@
 """Segments for listening while a book renders: the ``hls_segments`` step (queue ``cpu``).
 
 After every synthesize batch the lifecycle sends this step; it reads the chunks of the book's
-contiguous done prefix, cuts what they allow into segments (``scheduler.hls_index``: every
+contiguous done prefix, cuts what they allow into segments (``books.hls_index``: every
 6 s and at each chapter), encodes each as AAC in fragmented MP4 (``speech.audio.aac_frames``,
 ``speech.audio.fmp4``), stores it under a deterministic key and then appends it to the index
 (``hls/index.json``) that the playlist route renders. A segment is listed only after its object
@@ -33,12 +33,13 @@ from typing import Final
 
 import numpy as np
 
+from books.chunks import ChunkKeys
+from books.hls_index import KnownAudio, StreamIndex, next_segments
+from books.timeline import Timeline, faded
 from scheduler.assembly import TARGET_LUFS
 from scheduler.done_part import read_done_part
-from scheduler.hls_index import KnownAudio, StreamIndex, next_segments
 from scheduler.hls_levels import LiveLevel, leveled
-from scheduler.objects import ChunkKeys, hls_index_key, hls_init_key, hls_level_key, hls_segment_key
-from scheduler.timeline import Timeline, faded
+from scheduler.objects import hls_index_key, hls_init_key, hls_level_key, hls_segment_key
 from speech.audio.aac_frames import AAC_RATES, FRAME, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo

@@ -2,7 +2,7 @@
 
 The finished file gets one gain per book (or per chapter, in chapter scope), computed from its
 whole measurement, then a true-peak limiter, then its loudness is measured again on the encoded
-file and corrected (``scheduler.conformance``). None of that can be had while the book renders:
+file and corrected (``books.conformance``). None of that can be had while the book renders:
 a segment, once listed, is never made again, and its gain must be chosen when it is made. So
 each segment gets the gain that the measurement *known so far* asks for:
 
@@ -36,8 +36,8 @@ from typing import Final
 
 import numpy as np
 
-from scheduler.conformance import limiter_ceiling
-from scheduler.rendering import limit_peaks
+from books.conformance import limiter_ceiling
+from books.rendering import limit_peaks
 from speech.audio import integrated_loudness, normalization_gain_db
 from speech.audio.aac_frames import FRAME, POST_ROLL
 from speech.audio.running_loudness import RunningLoudness

@@ -1,6 +1,6 @@
 """A job's live HLS playlist and its segments, as the jobs API serves them.
 
-The playlist is rendered from the segment maker's index (``scheduler.hls_index``) on every
+The playlist is rendered from the segment maker's index (``books.hls_index``) on every
 request, so it is exactly what is listed: an EVENT playlist while the job runs, ended
 (``#EXT-X-ENDLIST``) once the book's last segment is listed, or once the job failed or was
 canceled (with what was made). Each rendering starts with the previous one: the header never
@@ -21,9 +21,9 @@ import re
 import uuid
 from typing import Final
 
+from books.hls_index import TARGET_DURATION_S, StreamIndex
 from scheduler.errors import SegmentNotFound
 from scheduler.hls import read_index
-from scheduler.hls_index import TARGET_DURATION_S, StreamIndex
 from scheduler.objects import hls_init_key, hls_segment_key
 from store.db.models import Job
 from store.objects.base import ObjectStore

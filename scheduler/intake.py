@@ -14,9 +14,9 @@ from typing import Final, TypedDict
 
 from sqlalchemy.orm import Session
 
+from books.job_ssml import spoken_text
 from scheduler.errors import TooManyJobs
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import spoken_text
 from scheduler.objects import cover_key, source_key
 from scheduler.webhooks import check_url
 from speech.audio.m4b import cover_type
@@ -41,7 +41,7 @@ class _Master(TypedDict):
 
 
 #: What a delivery's master is rendered as: lossless, at the retailer's rate, each chapter at a
-#: loudness that puts its file's RMS in the retailer's range (``scheduler.acx``).
+#: loudness that puts its file's RMS in the retailer's range (``books.acx``).
 DELIVERY_MASTERS: Final[dict[str, _Master]] = {
     "acx": {"format": "wav", "sampling_rate": 44100, "loudness_scope": "chapter", "loudness_lufs": -20.0},
 }

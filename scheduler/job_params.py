@@ -9,6 +9,8 @@ reader.
 The stored form is the JSON object rows have always held (no migration): every field by its
 name, except the optional ones left at their defaults, which are left out so that an earlier
 job's request hash (``intake.JobSpec.request_hash``) still matches a repeat of its request.
+The shapes of given chapters and of a cast are the book domain's (``books.options``), and
+``JobParams`` is a ``books.options.BookOptions`` as it stands: the book's functions take it.
 Keys the store keeps beside the options (``batches_dispatched``, ``expired``: the job's progress,
 written by ``store.db.jobs``) are not options and are ignored when reading.
 """
@@ -20,16 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final, NotRequired, Self, TypedDict, cast
 
+from books.options import GivenChapter, StoredCast
+
 #: Left out of the stored object while at their defaults (added after the first jobs were made).
 _OMITTED_AT_DEFAULT: Final = ("skip_front_matter", "chapters", "pauses", "loudness_lufs", "loudness_scope", "lexicons", "delivery", "cast", "cover", "qa", "ssml")
-
-
-class GivenChapter(TypedDict):
-    """A chapter the request (or the uploaded EPUB) named: its title and where it starts, as a
-    character offset into the book's text (checked at intake: in order, inside the text)."""
-
-    title: str
-    start: int
 
 
 class LexiconPin(TypedDict):
@@ -38,19 +34,6 @@ class LexiconPin(TypedDict):
 
     name: str
     version: NotRequired[int]  # absent only in a request not yet pinned (facade, before intake)
-
-
-class CastMember(TypedDict):
-    voice: str
-    aliases: list[str]  # other names the text calls the character by ("his wife")
-
-
-class StoredCast(TypedDict):
-    """A job's cast as ``scheduler.casting.check_cast`` stored it."""
-
-    narrator: str
-    characters: dict[str, CastMember]
-    dialogue: str  # quotes nobody in the cast is named for
 
 
 class CoverRef(TypedDict):
@@ -82,11 +65,11 @@ class JobParams:
     loudness_lufs: float | None = None  # integrated loudness of the book; None: assembly.TARGET_LUFS
     loudness_scope: str | None = None  # "chapter": each chapter at the target (scheduler.progressive_assembly); None: the book
     lexicons: list[LexiconPin] | None = None  # pinned at intake (scheduler.lexicons.for_request)
-    delivery: str | None = None  # "acx": a retailer's package (scheduler.acx) cut from a WAV master
-    cast: StoredCast | None = None  # checked by scheduler.casting.check_cast
+    delivery: str | None = None  # "acx": a retailer's package (books.acx) cut from a WAV master
+    cast: StoredCast | None = None  # checked by books.casting.check_cast
     cover: CoverRef | None = None  # set at intake from JobSpec.cover_image
     qa: bool = False  # the speech-recognition check of every chunk before assembly (scheduler.qa)
-    ssml: bool = False  # the text is a <speak> document, read with its markup (scheduler.job_ssml)
+    ssml: bool = False  # the text is a <speak> document, read with its markup (books.job_ssml)
 
     @property
     def chapter_scope(self) -> bool:

@@ -22,13 +22,13 @@ from typing import Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
+from books import parallel
 from scheduler import (
     assembly,
     delivery,
     fair_share,
     hls,
     intake,
-    parallel,
     planning,
     progressive_assembly,
     qa,

@@ -20,26 +20,24 @@ submitted behind another account's novels waits for a few batches, not for the n
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 from sqlalchemy.orm import Session
 
-from scheduler import credits
-from scheduler.casting import SPEAKER_TURN_MS, Cast, turns
-from scheduler.chapters import Section, sections_for, spoken
-from scheduler.chunk_sources import chunk_runs
+from books import credits
+from books.casting import SPEAKER_TURN_MS, Cast, turns
+from books.chapters import Section, sections_for, spoken
+from books.chunk_sources import chunk_runs
+from books.job_ssml import Speakers, plan_ssml
+from books.layout import ChapterMark, Layout, Pauses
 from scheduler.fair_share import Handout, hand_out
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Speakers, Step, plan_ssml
 from scheduler.objects import plan_key, source_key
 from speech.billing import billed_characters
 from speech.text import chunk as chunk_text
-from speech.text.offsets import Runs
 from store.db import batches as batch_repo
 from store.db import jobs as job_repo
 from store.objects.base import ObjectStore
@@ -52,78 +50,12 @@ CHUNK_CHARS: Final = 600  # well inside the 1,000-character request limit; small
 #: still groups most lengths, and the done prefix of the book trails synthesis by two batches.
 BOOK_ORDER_BATCHES: Final = 2
 
-PAUSE_SENTENCE_MS: Final = 250
-PAUSE_PARAGRAPH_MS: Final = 700
-PAUSE_CHAPTER_MS: Final = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class Pauses:
-    """Silence between chunks by what separates them (configurable per job)."""
-
-    sentence_ms: int = PAUSE_SENTENCE_MS
-    paragraph_ms: int = PAUSE_PARAGRAPH_MS
-    chapter_ms: int = PAUSE_CHAPTER_MS
-
-    @classmethod
-    def from_params(cls, params: JobParams) -> Pauses:
-        given = params.pauses or {}
-        return cls(
-            sentence_ms=int(given.get("sentence", PAUSE_SENTENCE_MS)),
-            paragraph_ms=int(given.get("paragraph", PAUSE_PARAGRAPH_MS)),
-            chapter_ms=int(given.get("chapter", PAUSE_CHAPTER_MS)),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ChapterMark:
-    title: str
-    chunk: int  # index of the chapter's first chunk
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    pauses_ms: list[int]  # silence before each chunk
-    chapters: list[ChapterMark] = field(default_factory=list)
-    batches: list[list[int]] = field(default_factory=list)  # dispatch order
-    voices: list[str] = field(default_factory=list)  # a cast job's voice of each chunk; else empty
-    speakers: list[str | None] = field(default_factory=list)  # and who it is (None: the narrator)
-    # where each chunk was written in the job's text (scheduler.chunk_sources); empty: not known
-    sources: list[Runs | None] = field(default_factory=list)
-    steps: list[list[Step]] = field(default_factory=list)  # an SSML job's stretches of each chunk (scheduler.job_ssml)
-
-    def to_json(self) -> bytes:
-        return json.dumps(
-            {
-                "pauses_ms": self.pauses_ms,
-                "chapters": [{"title": c.title, "chunk": c.chunk} for c in self.chapters],
-                "batches": self.batches,
-                **({"voices": self.voices, "speakers": self.speakers} if self.voices else {}),
-                **({"sources": self.sources} if self.sources else {}),
-                **({"steps": self.steps} if self.steps else {}),
-            }
-        ).encode()
-
-    @classmethod
-    def from_json(cls, raw: bytes) -> Layout:
-        data = json.loads(raw)
-        return cls(
-            pauses_ms=list(data["pauses_ms"]),
-            chapters=[ChapterMark(c["title"], int(c["chunk"])) for c in data.get("chapters", [])],
-            batches=[list(b) for b in data.get("batches", [])],
-            voices=list(data.get("voices", [])),
-            speakers=list(data.get("speakers", [])),
-            sources=[None if r is None else [(int(a), int(b)) for a, b in r] for r in data.get("sources", [])],
-            steps=list(data.get("steps", [])),
-        )
-
-
 def split(
     text: str, lang: str, *, sections: list[Section] | None = None, pauses: Pauses | None = None,
     cast: Cast | None = None,
 ) -> tuple[list[str], Layout]:
     """Chunk texts and their layout. ``sections`` default to the whole text as one, unmarked.
-    With a ``cast`` a chunk never spans a change of voice (``scheduler.casting``)."""
+    With a ``cast`` a chunk never spans a change of voice (``books.casting``)."""
     pauses = pauses or Pauses()
     if sections is None:
         sections = [Section("", 0, len(text), is_chapter=False)]
@@ -271,7 +203,7 @@ def plan_job(
         params = JobParams.from_stored(job.params)
         submitted = text
         credited: frozenset[int] = frozenset()
-        if params.ssml:  # a <speak> document: its chunks carry how they are spoken (scheduler.job_ssml)
+        if params.ssml:  # a <speak> document: its chunks carry how they are spoken (books.job_ssml)
             texts, layout = split_ssml(text, params)
             if params.delivery:
                 credited = frozenset(credits.credit_chunks(layout, len(texts)))

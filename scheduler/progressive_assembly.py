@@ -33,17 +33,10 @@ from typing import Final
 
 import numpy as np
 
-from scheduler import parallel
-from scheduler.conformance import limiter_ceiling
-from scheduler.done_part import read_done_part
-from scheduler.objects import (
-    ahead_chapter_key,
-    ahead_loudness_key,
-    ahead_loudness_prefix,
-    ahead_segment_key,
-)
-from scheduler.planning import Layout
-from scheduler.rendering import (
+from books import parallel
+from books.conformance import limiter_ceiling
+from books.layout import Layout
+from books.rendering import (
     Measured,
     Segment,
     encode_segment,
@@ -51,7 +44,14 @@ from scheduler.rendering import (
     render_audio,
     uses_segments,
 )
-from scheduler.timeline import Timeline, faded, fetch_audio
+from books.timeline import Timeline, faded, fetch_audio
+from scheduler.done_part import read_done_part
+from scheduler.objects import (
+    ahead_chapter_key,
+    ahead_loudness_key,
+    ahead_loudness_prefix,
+    ahead_segment_key,
+)
 from speech.audio import (
     FILE_FORMATS,
     EncodedSegment,
@@ -317,7 +317,7 @@ def levels(objects: ObjectStore, book: Book) -> Measured:
 
 
 def render_again(objects: ObjectStore, book: Book, levels: Measured, path: Path, *, metadata: Metadata | None, workers: int) -> int:
-    """The whole book under corrected ``levels`` (``scheduler.conformance``), cut where
+    """The whole book under corrected ``levels`` (``books.conformance``), cut where
     :func:`finish` cuts it, so that a book is the same whether or not it was done ahead."""
     if not encodes_ahead(book.fmt, book.out_rate):
         return render_audio(objects, book.job_id, levels, book.fmt, book.out_rate, path, metadata=metadata, workers=1)

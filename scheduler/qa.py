@@ -14,7 +14,7 @@ The steps, each an idempotent task (``scheduler.lifecycle`` decides which follow
 4. ``finish``: once every chunk is done and has a final verdict, the report is written
    (``qa_report_key``) and the job goes on to assembly. Its passages carry the chapter and the
    time offset in the book, computed from the plan's pauses and the chunks' lengths, the same
-   timeline assembly uses (``scheduler.timeline``).
+   timeline assembly uses (``books.timeline``).
 
 Verdicts live in the object store, one per chunk under a deterministic key, so a repeated task
 finds what was already heard and hears only the rest. While the check runs, chapter-scope jobs do
@@ -31,20 +31,14 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
+from books.casting import Cast
+from books.chunks import ChunkKeys, chunk_audio_key
+from books.layout import Layout
+from books.timeline import Timeline
 from scheduler import delivery
-from scheduler.casting import Cast
 from scheduler.job_params import JobParams
-from scheduler.objects import (
-    ChunkKeys,
-    chunk_audio_key,
-    plan_key,
-    qa_chunk_key,
-    qa_chunk_prefix,
-    qa_report_key,
-)
-from scheduler.planning import Layout
+from scheduler.objects import plan_key, qa_chunk_key, qa_chunk_prefix, qa_report_key
 from scheduler.synthesis import Voicing, chunk_units, new_attempt, render_units, store_chunk
-from scheduler.timeline import Timeline
 from speech.asr import score, threshold
 from speech.stream_steps import located
 from speech.synthesizer import BatchSynthesizer, Controls, prepare
@@ -178,7 +172,7 @@ def redo_chunks(
         text = meta.get("text", "")
         speaking = voice if layout is None else catalog.resolve(params.model_id, layout.voices[index], params.lang)
         gains: list[float] = []
-        if layout is not None and layout.steps:  # an SSML job's chunk: its steps again (scheduler.job_ssml)
+        if layout is not None and layout.steps:  # an SSML job's chunk: its steps again (books.job_ssml)
             units = chunk_units(text, layout.steps[index], params.lang, params.normalize, [])
             pieces, gains = render_units(synthesizer, speaking, controls, [units])[0]
             pieces = [located(p, u) for p, u in zip(pieces, units, strict=True)]  # its words' offsets again

@@ -1,7 +1,7 @@
 """Synthesizing one batch of a job's chunks.
 
 Each chunk's audio (int16 PCM at the voice's native rate) and its word timings are written under
-keys of this run's own (``scheduler.objects.chunk_audio_key``'s attempt) *before* the chunk is
+keys of this run's own (``books.chunks.chunk_audio_key``'s attempt) *before* the chunk is
 marked done; the mark records that key on the chunk row, and the usage row is written in the same
 transaction (``scheduler.chunk_record``; one for the batch, with its hand-out to the next, or one
 per engine call's group when the live playlist follows): a worker killed anywhere in between
@@ -23,14 +23,15 @@ from itertools import repeat
 import numpy as np
 from sqlalchemy.orm import Session
 
+from books.casting import Cast, matched
+from books.chunks import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key
+from books.job_ssml import Step, origin_key, segments_of
+from books.layout import Layout
 from scheduler import chunk_cache
-from scheduler.casting import Cast, matched
 from scheduler.chunk_record import ChunkRecord
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Step, origin_key, segments_of
 from scheduler.lexicons import LexiconLimits, for_request
-from scheduler.objects import ChunkMeta, ChunkVoice, TimedWord, chunk_audio_key, chunk_meta_key, plan_key
-from scheduler.planning import Layout
+from scheduler.objects import plan_key
 from speech.stream_steps import StreamStep, located, plan_segments, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.offsets import Runs, placed
@@ -148,7 +149,7 @@ def store_chunk(
     applied after the chunk is brought to the book's level, so the volume asked is heard.
     ``keep_as`` (account, content key): also under the account's chunk cache
     (``scheduler.chunk_cache``), for its later jobs. ``origins``: an SSML chunk's
-    ``scheduler.job_ssml.origin_key``, kept beside its words."""
+    ``books.job_ssml.origin_key``, kept beside its words."""
     samples, words = join_sentences(pieces, rate, runs=runs)
     level = samples
     if any(gains_db):
@@ -196,7 +197,7 @@ class Rendered:
     index: int
     text: str
     pieces: list[AudioChunk]
-    gains_db: list[float]  # an SSML job's volume of each piece (scheduler.job_ssml); else empty
+    gains_db: list[float]  # an SSML job's volume of each piece (books.job_ssml); else empty
 
 
 def chunk_units(text: str, steps: list[Step] | None, lang: str, normalize_text: bool, lexicons: list[PronunciationLexicon]) -> list[StreamStep]:
@@ -282,7 +283,7 @@ def synthesize_batch(
     )
     lang = params.lang
     lexicons = job_lexicons(sessions, account_id, params)
-    steps = plan.steps if params.ssml else []  # an SSML job's stretches of each chunk (scheduler.job_ssml)
+    steps = plan.steps if params.ssml else []  # an SSML job's stretches of each chunk (books.job_ssml)
     units = {i: chunk_units(text, steps[i] if steps else None, lang, params.normalize, lexicons) for i, text in todo}
     keys = {
         i: chunk_cache.content_key(

@@ -18,8 +18,8 @@ import redis
 from celery import Celery, Task
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
+from books.parallel import BrokenProcessPool
 from scheduler import lifecycle, retention
-from scheduler.parallel import BrokenProcessPool
 from scheduler.queue import (
     TASK_ASSEMBLE,
     TASK_ASSEMBLE_AHEAD,

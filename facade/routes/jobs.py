@@ -8,7 +8,7 @@ book's integrated loudness in LUFS (default -19, true peak at most -3 dBFS eithe
 chapter's (``chapter``: each chapter at the target, as ACX-style delivery measures chapter
 files; such a book is assembled while it is synthesized, so it is done sooner). ``delivery``
 (``acx``) makes the result a zip of retail-ready chapter files with a compliance report
-(``scheduler.acx``), also in the job's ``compliance`` once it has succeeded.
+(``books.acx``), also in the job's ``compliance`` once it has succeeded.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from typing import Any, Final
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
+from books import chapters as chapter_rules
+from books.casting import Cast, check_cast
+from books.job_ssml import Speakers, phoneme_voices, spoken_text, voice_names
 from facade import errors as e
 from facade.deps import Principal, PrincipalDep, Services, ServicesDep, configured, session_for
 from facade.job_form import form_payload
@@ -30,11 +33,8 @@ from facade.parts import Part
 from facade.request_resolution import DEFAULT_MODEL
 from facade.validation import parse_json_body, parse_request
 from facade.vendor_controls import speed_rate
-from scheduler import chapters as chapter_rules
 from scheduler import intake, lifecycle, qa, retention
-from scheduler.casting import Cast, check_cast
 from scheduler.job_params import JobParams
-from scheduler.job_ssml import Speakers, phoneme_voices, spoken_text, voice_names
 from scheduler.lexicons import for_request
 from scheduler.objects import compliance_key, source_key, srt_key, timestamps_key, vtt_key
 from scheduler.queue import Message
@@ -237,7 +237,7 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         # copied and not billed again; once the job has succeeded the two add up to ``characters``.
         view["reusedCharacters"] = job_repo.job_reused_characters(session=session, job_id=job_id)
         if job.status == JobStatus.SUCCEEDED and JobParams.from_stored(job.params).delivery and not retention.is_expired(job):
-            # the package's compliance report, one small object (scheduler.acx)
+            # the package's compliance report, one small object (books.acx)
             view["compliance"] = json.loads(configured(services.objects).get_bytes(compliance_key(job_id)))
         # The speech-recognition check's report (scheduler.qa): only for a job that asked for it.
         checked = qa.report(configured(services.objects), job)

@@ -12,7 +12,7 @@ CTranslate2 already spreads one call over ``cpu_threads`` cores. They all run on
 the recognizer's own whose CPU priority is ``niceness`` below the process (Linux applies
 ``setpriority`` to one thread; the threads CTranslate2 starts from it inherit it): on a host
 shared with a synth worker the check takes idle cycles, not the engine's, as assembly's pool does
-(``scheduler.parallel.NICE``).
+(``books.parallel.NICE``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each chunk is a separate synthesis, so its first and last samples need not be near zero; butting
 such a chunk against silence or another chunk makes an audible click. A few milliseconds of
 raised-cosine fade at every chunk edge removes that without touching the speech. The pauses
-between chunks and where each chunk lands are the book's timeline (``scheduler.timeline``), the
+between chunks and where each chunk lands are the book's timeline (``books.timeline``), the
 one stitcher.
 """
 

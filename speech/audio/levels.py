@@ -4,7 +4,7 @@ Why decode: a lossy codec moves both figures. LAME and AAC cut the top of the sp
 K-weighting counts speech at +4 dB, and their quantisation adds inter-sample overs after the
 limiter (on the novel's opening an MP3 lost 0.4 LU and gained up to 0.3 dB of peak against the
 PCM it was made from). So the assembler checks the file a listener gets, not the samples it
-encoded, and corrects what the codec moved (``scheduler.conformance``).
+encoded, and corrects what the codec moved (``books.conformance``).
 
 The file is decoded frame by frame into a :class:`LoudnessMeter` and the true-peak envelope, so
 a ten-hour book costs a decoder's pass and little memory.

@@ -62,7 +62,7 @@ class PauseSegment:
     ms: int
     implied: bool = field(default=False, compare=False)
     """A pause no element asked for (the end of an SSML ``p``): a book's edges leave it out,
-    where an explicit ``break`` is kept (``scheduler.job_ssml``)."""
+    where an explicit ``break`` is kept (``books.job_ssml``)."""
 
 
 @dataclass(frozen=True, slots=True)

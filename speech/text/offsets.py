@@ -251,7 +251,7 @@ def locate(timings: Sequence[WordTiming], traced: Traced | None) -> list[WordTim
 Runs: TypeAlias = list[tuple[int, int]]
 """A piecewise shift: ``(text_position, source_position)`` pairs, sorted; a character at ``p``
 stands at ``source + p - text`` of the last pair with ``text <= p``. The compact form of a map
-where text was copied, not rewritten (a job's chunks in its text: ``scheduler.chunk_sources``)."""
+where text was copied, not rewritten (a job's chunks in its text: ``books.chunk_sources``)."""
 
 
 def local(span: SourceSpan, runs: Runs) -> SourceSpan:

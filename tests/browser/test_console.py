@@ -379,7 +379,7 @@ def test_a_book_is_heard_while_it_renders(console: Console) -> None:
 
 
 def tiny_epub(path: Path) -> Path:
-    """A valid EPUB 3 of two chapters, titled by its navigation document (what scheduler.sources reads)."""
+    """A valid EPUB 3 of two chapters, titled by its navigation document (what books.sources reads)."""
     chapter = (
         '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>{0}'
         "</title></head><body><h1>{0}</h1><p>{1}</p></body></html>"

@@ -21,10 +21,10 @@ import pyloudnorm
 import pytest
 from scipy.signal import resample_poly
 
+from books.chunks import ChunkKeys
 from scheduler import assembly, intake, planning, synthesis
 from scheduler.intake import FORMATS
 from scheduler.job_params import JobParams
-from scheduler.objects import ChunkKeys
 from speech.engines.registry import load_engine
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog

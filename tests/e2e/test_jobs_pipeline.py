@@ -18,8 +18,9 @@ import pytest
 from mutagen.mp4 import MP4
 from sqlalchemy import text
 
+from books.chunks import meta_key_of
 from scheduler import assembly, fair_share, intake, planning, retention, synthesis
-from scheduler.objects import job_prefix, meta_key_of, timestamps_key, vtt_key
+from scheduler.objects import job_prefix, timestamps_key, vtt_key
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
 from store.db import accounts

@@ -26,7 +26,7 @@ import websockets
 from sqlalchemy import text as sql
 from websockets.exceptions import ConnectionClosed
 
-from scheduler.objects import meta_key_of
+from books.chunks import meta_key_of
 from speech.engines.kokoro.phonemes import VOCAB
 from store.db.session import make_engine
 from tests.support.books import s3_store

@@ -2,7 +2,7 @@
 database of its own that starts empty, as on a fresh clone), from a shell that knows nothing of
 it: no ``LECTOR_PORT``, no ``LECTOR_DATABASE_URL``, no key. The CLI finds the API, the database
 and the dev key through ``.lector/``; short job ids work; ``--wait`` says how to download; usage
-defaults to this month; the README's commands run as written; a stopped service is one line,
+defaults to this month; the README's commands (and docs/audiobooks.md's) run as written; a stopped service is one line,
 not a traceback."""
 
 from __future__ import annotations
@@ -142,9 +142,10 @@ def usage_total(data_dir: Path) -> int:
     return int(json.loads(report.stdout)["total"]["characters"])
 
 
-def _readme_block(language: str, starting: str) -> str:
-    """The README's fenced ``language`` block whose first line starts with ``starting``."""
-    blocks = re.findall(rf"^```{language}\n(.*?)^```", (ROOT / "README.md").read_text(), re.MULTILINE | re.DOTALL)
+def _doc_block(language: str, starting: str, page: str = "README.md") -> str:
+    """The fenced ``language`` block of ``page`` (the README, or a page of docs/) whose first line
+    starts with ``starting``."""
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", (ROOT / page).read_text(), re.MULTILINE | re.DOTALL)
     (block,) = [b for b in blocks if b.startswith(starting)]
     return str(block)
 
@@ -164,7 +165,7 @@ def test_the_readme_commands_work_as_written(lector_run, data_dir: Path, clone: 
     """The README's first steps, run in a shell in the clone as they are printed; only the port
     differs (``make run`` here listens where the test put it, not on 8000)."""
     api_url = json.loads((data_dir / "run.json").read_text())["api_url"]
-    block = _readme_block("sh", "KEY=$(cat .lector/dev-api-key)").replace("http://127.0.0.1:8000", api_url)
+    block = _doc_block("sh", "KEY=$(cat .lector/dev-api-key)").replace("http://127.0.0.1:8000", api_url)
     # Up to the book job, then the rest with the id it printed in place of <id>.
     first, rest = block.split("--wait\n", 1)
     before = usage_total(data_dir)  # what the tests above billed to the dev account
@@ -194,7 +195,7 @@ def test_the_readme_commands_work_as_written(lector_run, data_dir: Path, clone: 
     assert total - before == billed_characters(said.group(1)) + job["billedCharacters"]
     assert any(line.split()[:1] == ["total"] and f"{total:,}" in line.split() for line in finished.stdout.splitlines())
 
-    example = _readme_block("python", "from openai import OpenAI").replace("http://127.0.0.1:8000", api_url)
+    example = _doc_block("python", "from openai import OpenAI").replace("http://127.0.0.1:8000", api_url)
     spoken = subprocess.run([str(BIN / "python"), "-c", example], cwd=clone, env=_shell_env(), capture_output=True,
                             text=True, timeout=300)
     assert spoken.returncode == 0, spoken.stderr[-3000:]
@@ -203,10 +204,11 @@ def test_the_readme_commands_work_as_written(lector_run, data_dir: Path, clone: 
 
 
 def test_the_readme_producer_commands_work_as_written(lector_run, data_dir: Path, clone: Path) -> None:  # type: ignore[no-untyped-def]
-    """README's "Producing an audiobook": the lexicon, the SSML request and the cast job, run as
-    printed (the port aside). The cast job is only submitted here; it is canceled after."""
+    """docs/audiobooks.md ("Producing an audiobook", once in the README): the lexicon, the SSML
+    request and the cast job, run as printed (the port aside). The cast job is only submitted
+    here; it is canceled after."""
     api_url = json.loads((data_dir / "run.json").read_text())["api_url"]
-    block = _readme_block("sh", "# 1. a pronunciation lexicon").replace("http://127.0.0.1:8000", api_url)
+    block = _doc_block("sh", "# 1. a pronunciation lexicon", "docs/audiobooks.md").replace("http://127.0.0.1:8000", api_url)
     script = "KEY=$(cat .lector/dev-api-key)\n" + block
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, env=_shell_env(),
                           capture_output=True, text=True, timeout=600)

@@ -17,7 +17,7 @@ is rendered again by the same account.
 - Why not against the fresh render's samples: joe (VITS) draws Gaussian noise in every synthesis,
   so no two renders of a sentence are equal, reused or not; the fresh render is compared by its
   plan (the same chunks in the same order).
-- The tolerance at louder targets: the delivered file's loudness loop (``scheduler.conformance``)
+- The tolerance at louder targets: the delivered file's loudness loop (``books.conformance``)
   corrects every chapter's gain at each of its renders (as many as the worst chapter needs) and
   lowers one limiter ceiling for the whole book, so an edit in one chapter can move the others.
   Measured here at -19 LUFS (joe's crest meets the limiter): chapters outside the edit came out
@@ -38,9 +38,9 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
+from books.layout import Layout
+from books.timeline import Timeline
 from scheduler.objects import plan_key
-from scheduler.planning import Layout
-from scheduler.timeline import Timeline
 from store.db import jobs as job_repo
 from store.db.models import Usage
 from store.db.session import make_engine, make_sessionmaker, session_scope

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scheduler.attribution import Characters, attribute
+from books.attribution import Characters, attribute
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 _CHAPTER = re.compile(r"^\s*Chapter (\d+)\s*$", re.MULTILINE)

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine, text
 
+from books.chunks import ChunkKeys
 from scheduler import assembly, lifecycle
 from scheduler.intake import JobSpec
 from scheduler.job_params import JobParams
-from scheduler.objects import ChunkKeys
 from scheduler.queue import TASK_ASSEMBLE, TASK_ASSEMBLE_AHEAD, TASK_SYNTHESIZE, TASK_WEBHOOK, Message
 from speech.synthesizer import Synthesizer
 from speech.types import AudioChunk

@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from scheduler import lifecycle, rendering
+from books import rendering
+from scheduler import lifecycle
 from scheduler.intake import JobSpec
 from scheduler.queue import (
     TASK_ASSEMBLE,
@@ -360,10 +361,10 @@ def test_the_live_playlist_follows_synthesis_group_by_group_and_ends_with_the_bo
     """With ``live``, each engine call's commit sends the segment maker (run here at once, in the
     middle of the batch); every playlist starts with the one before, and the last one covers the
     book to its final sample."""
+    from books.hls_index import TARGET_DURATION_S
+    from books.timeline import Timeline
     from scheduler import hls, hls_playlist
-    from scheduler.hls_index import TARGET_DURATION_S
     from scheduler.queue import TASK_HLS
-    from scheduler.timeline import Timeline
 
     objects = LocalObjectStore(tmp_path)
     spec = JobSpec(text=TEXT * 3, speaker="joe", model_id="mistv3", lang="en",
@@ -402,8 +403,8 @@ def test_the_live_playlist_follows_synthesis_group_by_group_and_ends_with_the_bo
     assert "#EXT-X-ENDLIST" not in playlists[0] and playlists[-1].endswith("#EXT-X-ENDLIST\n")
     index = hls.read_index(objects, job_id)
     assert index is not None and index.complete
+    from books.layout import Layout
     from scheduler.objects import plan_key
-    from scheduler.planning import Layout
     from store.db import jobs as job_repo
 
     with sessions() as session:

@@ -15,6 +15,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from fastapi.testclient import TestClient
 
+from books import errors as book_errors
 from facade import errors as e
 from facade import invocations_format as wire
 from facade.remote_engine import ModelUnavailable, VoiceNotServed
@@ -22,7 +23,7 @@ from scheduler import errors as scheduler_errors
 from speech import errors as speech_errors
 from store import errors as store_errors
 
-ROOMS: tuple[ModuleType, ...] = (speech_errors, store_errors, scheduler_errors, wire)
+ROOMS: tuple[ModuleType, ...] = (speech_errors, store_errors, book_errors, scheduler_errors, wire)
 
 
 def _instance(cls: type[Exception]) -> Exception:
@@ -61,10 +62,10 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     store_errors.AccountExists: (409, "account already exists"),
     store_errors.KeyNotFound: (404, "key not found"),
     scheduler_errors.InvalidWebhookUrl: (400, "boom"),
-    scheduler_errors.SourceError: (400, "boom"),
-    scheduler_errors.InvalidChapters: (400, "boom"),
+    book_errors.SourceError: (400, "boom"),
+    book_errors.InvalidChapters: (400, "boom"),
     scheduler_errors.LexiconRefused: (400, "boom"),
-    scheduler_errors.InvalidCast: (400, "boom"),
+    book_errors.InvalidCast: (400, "boom"),
     scheduler_errors.SegmentNotFound: (404, "segment not found"),
     scheduler_errors.TooManyJobs: (429, "too many unfinished jobs: an account may have at most 3 queued or running"),
     store_errors.LexiconNotFound: (404, "lexicon 'boom' not found"),
@@ -80,9 +81,9 @@ SERVER_FAILURES: frozenset[type[Exception]] = frozenset({
     speech_errors.EngineError, speech_errors.WeightsError, speech_errors.AudioError, speech_errors.EncodeError,
     speech_errors.RecognizerError,
     wire.WireError, store_errors.StoreError, store_errors.ObjectStoreError, store_errors.ObjectStoreUnavailable,
-    store_errors.AuthError, scheduler_errors.SchedulerError,
+    store_errors.AuthError, book_errors.BookError, scheduler_errors.SchedulerError,
 })
-ROOTS = (speech_errors.SpeechError, store_errors.StoreError, scheduler_errors.SchedulerError)
+ROOTS = (speech_errors.SpeechError, store_errors.StoreError, book_errors.BookError, scheduler_errors.SchedulerError)
 
 
 def _room_classes() -> set[type[Exception]]:
@@ -102,8 +103,8 @@ def test_every_domain_error_is_decided() -> None:
 
 def test_every_error_tree_has_its_root() -> None:
     """SourceError and WireError live in their rooms' trees, so the app's handlers see them."""
-    assert issubclass(scheduler_errors.SourceError, scheduler_errors.SchedulerError)
-    assert issubclass(scheduler_errors.InvalidChapters, scheduler_errors.SchedulerError)
+    assert issubclass(book_errors.SourceError, book_errors.BookError)
+    assert issubclass(book_errors.InvalidChapters, book_errors.BookError)
     assert issubclass(wire.WireError, speech_errors.SpeechError)
     assert set(e.DOMAIN_ROOTS) == set(ROOTS)
 

@@ -13,10 +13,12 @@ import av
 import numpy as np
 import pytest
 
-from scheduler import assembly, conformance, rendering, timeline
+from books import conformance, rendering, timeline
+from books.chunks import chunk_audio_key, chunk_meta_key
+from books.layout import ChapterMark, Layout
+from scheduler import assembly
 from scheduler.job_params import JobParams
-from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
-from scheduler.planning import ChapterMark, Layout
+from scheduler.objects import plan_key
 from speech.audio import (
     fade_edges,
     integrated_loudness,
@@ -220,8 +222,8 @@ def test_encoded_in_parallel_segments_every_sample_is_in_place(long_book, tmp_pa
 
 
 def test_segments_join_in_long_pauses_on_frame_boundaries() -> None:
-    from scheduler.rendering import plan_segments
-    from scheduler.timeline import Timeline
+    from books.rendering import plan_segments
+    from books.timeline import Timeline
 
     rate = 24000
     pauses = [0] + [int(0.25 * rate), int(2.0 * rate)] * 10

@@ -9,8 +9,8 @@ import numpy as np
 import pyloudnorm
 import pytest
 
+from books.rendering import limit_peaks
 from scheduler.hls_levels import CEILING, MIN_CHAPTER_S, LiveLevel, leveled
-from scheduler.rendering import limit_peaks
 from speech.audio import true_peak_level
 
 RATE = 24000

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from books.hls_index import StreamIndex
 from scheduler.errors import SegmentNotFound
-from scheduler.hls_index import StreamIndex
 from scheduler.hls_playlist import playlist, render, segment_key
 from scheduler.objects import hls_index_key, hls_init_key, hls_segment_key
 from store.db.models import Job
@@ -99,7 +99,7 @@ def test_ffmpeg_s_hls_player_plays_a_playlist_and_its_segments(tmp_path: Path) -
     import av
     import numpy as np
 
-    from scheduler.hls_index import KnownAudio, next_segments
+    from books.hls_index import KnownAudio, next_segments
     from speech.audio.aac_frames import POST_ROLL, PRE_ROLL, encode_stretch
     from speech.audio.fmp4 import init_segment, media_segment
 

@@ -13,7 +13,7 @@ from scheduler.intake import JobSpec
 from scheduler.job_params import JobParams
 
 ROOT = Path(__file__).resolve().parents[3]
-ROOMS = ("store", "scheduler", "workers", "facade", "lector")  # speech never sees a job row (it imports no store)
+ROOMS = ("store", "books", "scheduler", "workers", "facade", "lector")  # speech never sees a job row (it imports no store)
 #: The store's own modules hold the column and the keys it keeps beside the options.
 STORE_SIDE = ("store/db/models.py", "store/db/jobs.py")
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler.casting import SPEAKER_TURN_MS, Cast, check_cast
+from books.casting import SPEAKER_TURN_MS, Cast, check_cast
+from books.layout import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout
 from scheduler.job_params import JobParams
-from scheduler.planning import PAUSE_PARAGRAPH_MS, PAUSE_SENTENCE_MS, Layout, batches, split
+from scheduler.planning import batches, split
 
 
 @given(st.dictionaries(st.integers(0, 500), st.integers(1, 900), min_size=1, max_size=200))
@@ -33,8 +34,8 @@ def test_split_marks_paragraph_pauses() -> None:
 
 
 def test_chapters_start_on_their_own_chunk_with_the_chapter_pause() -> None:
-    from scheduler.chapters import detect_sections
-    from scheduler.planning import ChapterMark, Pauses
+    from books.chapters import detect_sections
+    from books.layout import ChapterMark, Pauses
 
     body = "It was a dark and stormy night. The rain fell in torrents, except at occasional intervals. " * 4
     text = f"Chapter 1\n\n{body}\n\nChapter 2\n\n{body}"
@@ -54,8 +55,8 @@ def test_layout_reads_plans_written_before_chapters_and_batches() -> None:
 
 
 def test_pauses_from_params() -> None:
+    from books.layout import Pauses
     from scheduler.job_params import JobParams
-    from scheduler.planning import Pauses
 
     voice = {"speaker": "joe", "model_id": "mistv3", "lang": "en"}
     assert Pauses.from_params(JobParams(**voice)) == Pauses()
@@ -105,7 +106,7 @@ def test_an_edit_moves_only_the_chunks_of_its_paragraph() -> None:
     """Chunks are anchored at paragraphs (and chapters): a sentence added to a paragraph of
     chapter 7 that spans several chunks re-cuts that paragraph only; every chunk before and
     after it, and the pause before each, is what a plan of the old text had."""
-    from scheduler.chapters import detect_sections
+    from books.chapters import detect_sections
     from tests.support.books import revised_book
 
     original, edited, changed = revised_book()

@@ -12,11 +12,13 @@ import av
 import numpy as np
 import pytest
 
-from scheduler import assembly, progressive_assembly, rendering
+from books import rendering
+from books.chunks import chunk_audio_key, chunk_meta_key
+from books.layout import ChapterMark, Layout
+from books.timeline import Timeline, faded
+from scheduler import assembly, progressive_assembly
 from scheduler.job_params import JobParams
-from scheduler.objects import chunk_audio_key, chunk_meta_key, plan_key
-from scheduler.planning import ChapterMark, Layout
-from scheduler.timeline import Timeline, faded
+from scheduler.objects import plan_key
 from speech.audio import gated_loudness, integrated_loudness, segments_loudness
 from store.objects.local import LocalObjectStore
 

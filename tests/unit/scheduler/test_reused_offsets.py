@@ -3,8 +3,8 @@ offsets are moved into the new job's text, or left out when they cannot be known
 
 from __future__ import annotations
 
+from books.chunks import ChunkMeta
 from scheduler.chunk_cache import Wanted, labelled
-from scheduler.objects import ChunkMeta
 
 OLD_BOOK = "Chapter one.\n\nIt was late. She left."
 NEW_BOOK = "Chapter one, revised at length.\n\nIt was late. She left."
@@ -40,8 +40,8 @@ def test_a_copied_chunk_takes_the_length_of_the_audio_copied(tmp_path) -> None: 
     or assembly finds a chunk whose samples disagree with its row."""
     import uuid
 
+    from books.chunks import chunk_meta_key
     from scheduler.chunk_cache import _copy, keep
-    from scheduler.objects import chunk_meta_key
     from store.objects.local import LocalObjectStore
 
     objects, account, job = LocalObjectStore(tmp_path), uuid.uuid4(), uuid.uuid4()

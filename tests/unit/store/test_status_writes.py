@@ -16,7 +16,7 @@ import pytest
 from store.status import ChunkStatus, JobStatus
 
 ROOT = Path(__file__).resolve().parents[3]
-ROOMS = ("speech", "store", "scheduler", "workers", "facade", "lector")
+ROOMS = ("speech", "store", "books", "scheduler", "workers", "facade", "lector")
 STATUS_STRINGS = {s.value for s in JobStatus} | {s.value for s in ChunkStatus}
 THE_TABLE = "store/status.py"
 THE_WRITER = "store/db/jobs.py"

@@ -1,0 +1,115 @@
+"""Closing the loop on the delivered file: its loudness and true peak, read from the decoded
+file, brought to the job's target and under the ceiling.
+
+Why a loop: the one gain computed from the chunks' loudness is right only for the samples
+before the limiter and the codec. The limiter takes loudness away where it pulls peaks down
+(joe reads with a crest the -3 dBFS ceiling cuts into: 0.9 LU lost on the novel's opening), and
+a lossy codec takes more (LAME and AAC cut the top of the spectrum that K-weighting counts) and
+adds inter-sample overs after the limiter. None of that is known before the file exists, so the
+assembler decodes what it wrote (``speech.audio.measure_file``), and when a span (the book, or
+each chapter in chapter scope) misses the target by more than :data:`AIM_LU`, or the peak is
+over the ceiling, renders again with corrected gains and a lower limiter ceiling. The gains
+follow a secant per span: the limiter makes loudness grow slower than the gain, and two points
+measure by how much. Most books need one correction, never more than :data:`MAX_RENDERS`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from books.layout import Layout
+from books.rendering import Measured
+from books.timeline import Timeline
+from speech.audio import FileLevels
+
+CEILING_DBFS: Final = -3.0  # the true peak the API promises
+AIM_LU: Final = 0.2  # how close a correction aims (the promise is 0.5 LU)
+PEAK_MARGIN_DB: Final = 0.1  # a decoded peak this close under the ceiling is corrected as well (meters differ by ~0.05 dB)
+MAX_RENDERS: Final = 4
+#: The limiter's first ceiling under the promised one, per format: lossy codecs move peaks after
+#: the limiter (a few tenths of a dB on speech); lossless files differ only by the oversampling
+#: filter of whoever measures them.
+CODEC_HEADROOM_DB: Final[dict[str, float]] = {"mp3": 0.5, "m4b": 0.5, "opus": 0.5, "wav": 0.15, "flac": 0.15}
+_SLOPE: Final = (0.25, 1.5)  # loudness per gain the secant believes (the limiter's range)
+
+
+def limiter_ceiling(fmt: str, extra_db: float = 0.0) -> float:
+    """The limiter's ceiling (linear) for a file in ``fmt``: the promise less the codec's headroom."""
+    return float(10 ** ((CEILING_DBFS - CODEC_HEADROOM_DB.get(fmt, 0.5) - extra_db) / 20))
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A stretch of the book that is measured and corrected as one: its chunks and its seconds."""
+
+    first: int
+    stop: int
+    start_s: float
+    end_s: float | None  # None: to the end of the file
+
+
+def spans(layout: Layout, timeline: Timeline, *, chapter_scope: bool, chapters: Sequence[tuple[int, int]]) -> list[Span]:
+    """One span for a book-scope job; one per chapter (``chapters`` as ``(first, stop)`` chunks)
+    in chapter scope, placed where the pause before its first chunk starts."""
+    total = len(timeline.offsets)
+    if not chapter_scope or len(chapters) < 2:
+        return [Span(0, total, 0.0, None)]
+    rate = timeline.native_rate
+    starts = [0.0 if first == 0 else (timeline.offsets[first] - timeline.pauses[first]) / rate for first, _ in chapters]
+    return [
+        Span(first, stop, starts[i], starts[i + 1] if i + 1 < len(starts) else None)
+        for i, (first, stop) in enumerate(chapters)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    loudness: list[float]  # LUFS per span
+    true_peak_dbfs: float
+
+    def misses(self, target_lufs: float) -> list[bool]:
+        return [math.isfinite(v) and abs(v - target_lufs) > AIM_LU for v in self.loudness]
+
+    def peak_over(self) -> bool:
+        return self.true_peak_dbfs > CEILING_DBFS - PEAK_MARGIN_DB
+
+    def ok(self, target_lufs: float) -> bool:
+        return not self.peak_over() and not any(self.misses(target_lufs))
+
+
+def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:
+    return Verdict([levels.loudness(s.start_s, s.end_s) for s in parts], levels.true_peak_dbfs)
+
+
+@dataclass
+class Corrector:
+    """Each span's history of (gain dB, decoded loudness) and the limiter's extra headroom."""
+
+    fmt: str
+    target_lufs: float
+    parts: list[Span]
+    extra_db: float = 0.0
+    history: list[list[tuple[float, float]]] = field(default_factory=list)
+
+    def next_levels(self, levels: Measured, seen: Verdict) -> Measured:
+        """``levels`` (what the file was rendered with) corrected by what its decoding measured."""
+        if not self.history:
+            self.history = [[] for _ in self.parts]
+        if seen.peak_over():
+            self.extra_db += seen.true_peak_dbfs - (CEILING_DBFS - PEAK_MARGIN_DB) + 0.1
+        gains = list(levels.gains)
+        for span, past, loudness in zip(self.parts, self.history, seen.loudness, strict=True):
+            if not math.isfinite(loudness) or span.stop <= span.first:
+                continue
+            gain_db = 20 * math.log10(max(gains[span.first], 1e-9))
+            past.append((gain_db, loudness))
+            slope = 1.0
+            if len(past) >= 2 and abs(past[-1][0] - past[-2][0]) > 1e-6:
+                slope = (past[-1][1] - past[-2][1]) / (past[-1][0] - past[-2][0])
+                slope = min(max(slope, _SLOPE[0]), _SLOPE[1])
+            new_gain = float(10 ** ((gain_db + (self.target_lufs - loudness) / slope) / 20))
+            gains[span.first : span.stop] = [new_gain] * (span.stop - span.first)
+        return Measured(levels.timeline, levels.peaks, gains, limiter_ceiling(self.fmt, self.extra_db))

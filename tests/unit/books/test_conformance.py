@@ -1,0 +1,70 @@
+"""The correction loop's arithmetic: spans, verdicts and the secant that brings a limited,
+encoded file to its target. A model of a limiter (loudness that grows slower than the gain past
+a knee) stands in for rendering, so the loop's convergence is checked without audio."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from books import conformance
+from books.conformance import Corrector, Span, Verdict
+from books.layout import ChapterMark, Layout
+from books.rendering import Measured
+from books.timeline import Timeline
+
+RATE = 22050
+
+
+def _timeline() -> Timeline:
+    return Timeline.build(RATE, [0, 300, 1000, 300], [RATE, RATE, RATE, RATE])
+
+
+def _limited(gain_db: float, native_lufs: float) -> float:
+    """Loudness after a limiter: past -20 LUFS each dB of gain adds only 0.6 LU."""
+    raw = native_lufs + gain_db
+    return raw if raw <= -20.0 else -20.0 + 0.6 * (raw + 20.0)
+
+
+def test_chapter_scope_has_a_span_per_chapter_placed_at_its_pause() -> None:
+    timeline = _timeline()
+    layout = Layout([0, 300, 1000, 300], [ChapterMark("One", 0), ChapterMark("Two", 2)])
+    spans = conformance.spans(layout, timeline, chapter_scope=True, chapters=[(0, 2), (2, 4)])
+    assert [(s.first, s.stop) for s in spans] == [(0, 2), (2, 4)]
+    assert spans[1].start_s == (timeline.offsets[2] - timeline.pauses[2]) / RATE == spans[0].end_s
+    assert spans[1].end_s is None
+    book = conformance.spans(layout, timeline, chapter_scope=False, chapters=[(0, 2), (2, 4)])
+    assert book == [Span(0, 4, 0.0, None)]
+
+
+def test_a_verdict_misses_by_more_than_the_aim_and_flags_peaks_at_the_ceiling() -> None:
+    assert Verdict([-19.1, -19.0], -3.2).ok(-19.0)
+    assert Verdict([-19.0, -19.5], -3.2).misses(-19.0) == [False, True]
+    assert not Verdict([-19.0], -3.0).ok(-19.0)  # at the ceiling is not under it
+    assert Verdict([float("-inf")], -60.0).ok(-19.0)  # silence cannot be corrected
+
+
+def test_the_secant_brings_each_chapter_to_the_target_under_a_limiter_within_the_render_budget() -> None:
+    timeline = _timeline()
+    spans = [Span(0, 2, 0.0, 1.5), Span(2, 4, 1.5, None)]
+    native = [-30.0, -26.0]  # each chapter's loudness before any gain
+    levels = Measured(timeline, [0.5] * 4, [10 ** (11 / 20)] * 2 + [10 ** (7 / 20)] * 2, conformance.limiter_ceiling("mp3"))
+    corrector = Corrector("mp3", -19.0, spans)
+    for _ in range(conformance.MAX_RENDERS):
+        db = [20 * math.log10(levels.gains[s.first]) for s in spans]
+        seen = Verdict([_limited(g, n) for g, n in zip(db, native, strict=True)], -3.5)
+        if seen.ok(-19.0):
+            break
+        levels = corrector.next_levels(levels, seen)
+    assert seen.ok(-19.0), seen
+    assert levels.gains[0] == levels.gains[1] and levels.gains[2] == levels.gains[3]
+
+
+def test_a_peak_over_the_ceiling_lowers_the_limiter_by_the_overshoot() -> None:
+    timeline = _timeline()
+    before = conformance.limiter_ceiling("mp3")
+    levels = Measured(timeline, [0.5] * 4, [1.0] * 4, before)
+    after = Corrector("mp3", -19.0, [Span(0, 4, 0.0, None)]).next_levels(levels, Verdict([-19.0], -2.7))
+    assert 20 * math.log10(before / after.ceiling) >= 0.3
+    assert np.allclose(after.gains, levels.gains)  # the loudness was right: the gain stays
