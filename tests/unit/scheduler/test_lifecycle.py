@@ -63,10 +63,10 @@ def test_with_assembly_ahead_a_chapter_scope_batch_that_did_something_lets_assem
 
 
 def test_with_the_live_playlist_every_batch_that_stored_chunks_sends_the_segment_maker() -> None:
-    from scheduler.queue import QUEUE_CPU, ROUTES, TASK_HLS
+    from scheduler.queue import QUEUE_LIVE, ROUTES, TASK_HLS
 
     listen = Message(TASK_HLS, (str(JOB),))
-    assert ROUTES[TASK_HLS] == QUEUE_CPU
+    assert ROUTES[TASK_HLS] == QUEUE_LIVE
     assert lifecycle.after_batch(JOB, BatchResult(2, complete=False), mine([4]), live=True) == [
         Message(TASK_SYNTHESIZE, (str(JOB), [4])), listen,
     ]
