@@ -204,11 +204,13 @@ def test_the_readme_commands_work_as_written(lector_run, data_dir: Path, clone: 
 
 
 def test_the_readme_producer_commands_work_as_written(lector_run, data_dir: Path, clone: Path) -> None:  # type: ignore[no-untyped-def]
-    """docs/audiobooks.md ("Producing an audiobook", once in the README): the lexicon, the SSML
+    """The README's producer commands (and docs/audiobooks.md's, the same): the lexicon, the SSML
     request and the cast job, run as printed (the port aside). The cast job is only submitted
     here; it is canceled after."""
     api_url = json.loads((data_dir / "run.json").read_text())["api_url"]
-    block = _doc_block("sh", "# 1. a pronunciation lexicon", "docs/audiobooks.md").replace("http://127.0.0.1:8000", api_url)
+    printed = _doc_block("sh", "# 1. a pronunciation lexicon")
+    assert printed == _doc_block("sh", "# 1. a pronunciation lexicon", "docs/audiobooks.md")  # one text, two pages
+    block = printed.replace("http://127.0.0.1:8000", api_url)
     script = "KEY=$(cat .lector/dev-api-key)\n" + block
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, env=_shell_env(),
                           capture_output=True, text=True, timeout=600)
