@@ -57,6 +57,16 @@ _FINAL_VOWEL: Final = re.compile("[\u064b-\u0650\u0652]+$")
 _PREFIX: Final = "(?<![\\w\u064b-\u0652])([بفكو][\u064e\u0650])"
 _PREFIX_ARTICLE_MOON: Final = re.compile(_PREFIX + "ا(?=ل\u0652)")
 _PREFIX_ARTICLE_SUN: Final = re.compile(_PREFIX + "ال(?=[\u0621-\u064a]\u0651)")
+# The article after a word that ends in a vowel (a short vowel mark, or a long vowel's letter
+# with no mark after it): its alif is hamzat al-wasl again, silent in connected speech (fi
+# l-madina, mina s-sukkar), but eSpeak NG read it as a vowel of its own (مِنَ السُّكَّرِ: mina
+# ʔassukkari, which Whisper base heard as منا سكر). Before a moon letter the alif becomes alif
+# wasla (eSpeak NG reads ٱلْحَدِيقَةِ as lħadiːqa); before a sun letter the assimilated lam goes
+# too, and eSpeak NG then hangs the doubled letter on the word before (minas sukkari), as it is
+# said. A word ending in tanween or sukun keeps the alif: its helping vowel is not written.
+_AFTER_VOWEL: Final = "(?<=[\u064e\u064f\u0650\u0627\u0649\u064a\u0648])(\\s+)"
+_WASL_ARTICLE_MOON: Final = re.compile(_AFTER_VOWEL + "\u0627(?=\u0644\u0652)")
+_WASL_ARTICLE_SUN: Final = re.compile(_AFTER_VOWEL + "\u0627\u0644(?=[\u0621-\u064a]\u0651)")
 
 
 def pausal(word: str) -> str:
@@ -71,9 +81,11 @@ def pausal(word: str) -> str:
 
 def for_espeak(text: str) -> str:
     """Vowelled text as eSpeak NG should read it: shadda first, the article's alif silent
-    after a prefix, and each word before a pause in its pausal form."""
+    after a prefix or a word ending in a vowel, and each word before a pause in its pausal
+    form."""
     text = shadda_first(text)
     text = _PREFIX_ARTICLE_SUN.sub(r"\1", _PREFIX_ARTICLE_MOON.sub(r"\1", text))
+    text = _WASL_ARTICLE_SUN.sub(r"\1", _WASL_ARTICLE_MOON.sub("\\1\u0671", text))
     return _BEFORE_PAUSE.sub(lambda m: pausal(m.group(0)), text)
 
 

@@ -252,6 +252,22 @@ _SPACES_RE: Final = re.compile(r" {2,}")
 _FR_LIAISON_AFTER_CONSONANT_RE: Final = re.compile(r"(?<=[pbtdkɡgfvszʃʒlmɲ])z(?=\s|$)")
 _FR_W_WITHOUT_VOWEL_RE: Final = re.compile(r"w(?![ˈˌ]?[aɑeɛioɔuyøœə])")
 _AR_CONSONANT: Final = r"([^\W\d_ˈˌːaeiouɑ])"
+# Arabic w and y before a vowel: eSpeak NG writes و and ي inside a word as the vowels u and i
+# even where a vowel follows (طَوِيلَة: tˤa.u.ˈiːla, حَيَاة: ħˈaiˌaːt, أَيَّام: ʔˈaiːˌaːm,
+# مُوَظَّف: muːˈaðða.f), so Kokoro said a vowel run that Arabic never has (without hamza, which
+# eSpeak writes, no two vowels meet in a word). Before a vowel they are the glides w and j; a
+# long one (ː) is the doubled glide of a shadda (ayyaːm); after a consonant the long vowel
+# uː/iː is u/i + glide (muwaððaf).
+_AR_GLIDE_RE: Final = re.compile(r"(?<=[aiuɑ])([ˈˌ]?)([ui])(ː?)(?=[ˈˌ]?[aiuɑ])")
+_AR_GLIDE_AFTER_LONG_RE: Final = re.compile(r"([ui])ː(?=[ˈˌ]?[aiuɑ])")
+_AR_GLIDES: Final = {"u": "w", "i": "j"}
+
+
+def _arabic_glides(text: str) -> str:
+    text = _AR_GLIDE_RE.sub(lambda m: m.group(1) + _AR_GLIDES[m.group(2)] * (2 if m.group(3) else 1), text)
+    return _AR_GLIDE_AFTER_LONG_RE.sub(lambda m: m.group(1) + _AR_GLIDES[m.group(1)], text)
+
+
 _TRIPLED_RE: Final = re.compile(_AR_CONSONANT + r"\1\1+")
 _AR_GEMINATE_RE: Final = re.compile(_AR_CONSONANT + r"\1?ː")
 
@@ -355,6 +371,7 @@ def to_kokoro(ipa: str, lang: str) -> str:
     else:
         if code == "ar":
             text = _AR_DOT_RE.sub(lambda m: "ɑ" if m.group(1) == "a" else m.group(1), text)
+            text = _arabic_glides(text)  # while ʔ and ʕ still stand between vowels
             # Kokoro learned ʔ as Japanese sokuon (a held closure), and Whisper base hears it as
             # ت: leaving hamza and ʿain out took Arabic's character error from 0.48 to 0.37.
             text = text.replace("ʔ", "").replace("ʕ", "").replace("ʢ", "").replace("ʡ", "")
