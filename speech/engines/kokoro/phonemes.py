@@ -244,6 +244,21 @@ _EN_UNTIED_EL_RE: Final = re.compile("(?<=[^\\sɪiIAYWOae])əl(?!ˈ)")
 _AR_DOT_RE: Final = re.compile(r"([aiu])\.(?!$)")
 _HI_DOT_RE: Final = re.compile(r"r\.(?!$)(h?)")
 _HI_FINAL_DOT_RE: Final = re.compile(r"r\.$")
+# Hindi, on eSpeak NG's NFD IPA (a nasal vowel is the vowel + U+0303; ɽ already written for r.).
+_HI_VOWEL: Final = "[aeiouɛɔəʌɪʊ]\u0303?ː?\u0303?"
+_HI_CONSONANT: Final = "[^\\W\\d_aeiouɛɔəʌɪʊːˈˌʰʱ\u0303][ʰʱ]?"
+# Schwa deletion: a schwa between a vowel + one consonant and a consonant + vowel is not said
+# (पहले pəɦleː, चाहता tʃaːɦtaː, पढ़नी pəɽʰniː, दौड़कर dɔːɽkər, लगभग ləɡbʰəɡ). eSpeak NG deletes
+# it in most words (कमरा, चलती) but kept it in these, around h and ɽ and in longer words, so
+# Kokoro said one syllable more than a Hindi speaker and Whisper heard another word.
+_HI_SCHWA_RE: Final = re.compile(
+    f"({_HI_VOWEL}[ˈˌ]?{_HI_CONSONANT}[ˈˌ]?)ə(?=[ˈˌ]?{_HI_CONSONANT}[ˈˌ]?{_HI_VOWEL})"
+)
+# A word never starts with a long consonant; eSpeak NG gave क्या as kːjaː.
+_HI_INITIAL_LONG_RE: Final = re.compile(f"(^|\\s)([ˈˌ]?{_HI_CONSONANT})ː")
+# Chandrabindu is a nasal vowel, not a vowel and n: eSpeak NG wrote गाँव ɡãnʋ, लूँगा lũnɡaː,
+# पहुँची pəhũntʃi, and Kokoro then said an n that is not there.
+_HI_NASAL_N_RE: Final = re.compile(f"(\u0303ː?)n(?=[ˈˌ]?{_HI_CONSONANT})")
 _SPACES_RE: Final = re.compile(r" {2,}")
 # French: eSpeak NG puts a liaison z after a word that already ends in a spoken consonant
 # (vacances à: vakɑ̃sz a; tables en: tablz ɑ̃; portes ouvertes: pɔʁtz), a cluster French does
@@ -391,6 +406,8 @@ def to_kokoro(ipa: str, lang: str) -> str:
         elif code == "hi":
             text = _HI_DOT_RE.sub(lambda m: "ɽʰ" if m.group(1) else "ɽ", text)
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)
+            text = _HI_SCHWA_RE.sub(r"\1", text)
+            text = _HI_NASAL_N_RE.sub(r"\1", _HI_INITIAL_LONG_RE.sub(r"\1\2", text))
         text = _join_pairs(text, _DIGRAPH_RE[code])
     text = _apply_symbol_map(_compose(text))
     if code == "ar":

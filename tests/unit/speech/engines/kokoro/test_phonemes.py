@@ -207,6 +207,13 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾau ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
         ("mɛɪn blˈɛɪvən kˈʌʊt", "nl", "mɛin blˈɛivən kˈaut"),  # ij and ou as Italian's ɛi, au
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
+        # Hindi schwa deletion (VCəCV), where eSpeak NG kept the schwa; kept where it is said
+        ("pˈʌhəlˌeː cˈaːhətˌaː pˈʌr.hənˌi dˈɔːr.əkˌəɾ", "hi", "pˈʌhlˌeː cˈaːhtˌaː pˈʌɽʰnˌi dˈɔːɽkˌəɾ"),
+        ("lˈʌɡəbʰˌəɡ dˌɪləcˈʌsp", "hi", "lˈʌɡbʰˌəɡ dˌɪlcˈʌsp"),
+        ("bˈʌhən sˈʌməɟʰnaː nˈɪkəlnaː kʰəɾˈiːdeː", "hi", "bˈʌhən sˈʌməɟʰnaː nˈɪkəlnaː kʰəɾˈiːdeː"),
+        # no long consonant starts a word; chandrabindu is a nasal vowel with no n after it
+        ("kːjaː tˌʊm bˈʌcːeː", "hi", "kjaː tˌʊm bˈʌcːeː"),
+        ("ɡˈãnʋ lˈũnɡaː pəhˈũnci bˈʌnd", "hi", "ɡˈãʋ lˈũɡaː pəhˈũci bˈʌnd"),
         ("ʒə- mapˈɛl, le-z ɑ̃fˈɑ̃ «ʃa»", "fr", "ʒə mapˈɛl, lez ɑ̃fˈɑ̃ “ʃa”"),
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),
         # French typography's space before ? ! : ; goes: Kokoro never saw one there
