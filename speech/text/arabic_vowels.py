@@ -79,13 +79,33 @@ def pausal(word: str) -> str:
     return word[:-1] + "ه" if word.endswith("ة") else word
 
 
+# A word followed by another word that is not an article made silent (alif wasla, or a sun
+# letter's shadda left where the article was): inside the sentence.
+_BEFORE_WORD: Final = re.compile(f"[{_LETTERS}]+(?=\\s+[\u0621-\u064a](?!\u0651))")
+
+
+def connected(word: str) -> str:
+    """``word`` inside a sentence, read without its case ending (taskeen, as Arabic is
+    commonly read aloud): no final short vowel or tanween (the accusative's alif stays a long
+    a); ta marbuta keeps its t. The diacritizer's case endings are its most frequent error
+    (رِسَالَةٌ for رِسَالَةً, أُرِيدَ for أُرِيدُ), and Whisper base heard each spoken ending as a
+    letter of its own (يَوْمَ as يومة, حَوْلَ as حولة, بَارِدٌ as باردون). Words of two letters
+    (هُوَ, مَعَ, مِنَ, لَكَ) keep their vowel: it is part of the word, not an ending."""
+    if sum("\u0621" <= char <= "\u064a" for char in word) <= 2:
+        return word
+    word = _FINAL_VOWEL.sub("", word)
+    return re.sub("\u064b(?=[اى]$)", "", word)
+
+
 def for_espeak(text: str) -> str:
     """Vowelled text as eSpeak NG should read it: shadda first, the article's alif silent
-    after a prefix or a word ending in a vowel, and each word before a pause in its pausal
-    form."""
+    after a prefix or a word ending in a vowel (which keeps that vowel to carry the article's
+    consonant), the other words inside the sentence without their case endings, and each
+    word before a pause in its pausal form."""
     text = shadda_first(text)
     text = _PREFIX_ARTICLE_SUN.sub(r"\1", _PREFIX_ARTICLE_MOON.sub(r"\1", text))
     text = _WASL_ARTICLE_SUN.sub(r"\1", _WASL_ARTICLE_MOON.sub("\\1\u0671", text))
+    text = _BEFORE_WORD.sub(lambda m: connected(m.group(0)), text)
     return _BEFORE_PAUSE.sub(lambda m: pausal(m.group(0)), text)
 
 

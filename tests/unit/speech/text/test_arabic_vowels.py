@@ -11,6 +11,7 @@ from speech.text.arabic_vowels import (
     SHADDA,
     ArabicVowels,
     bare,
+    connected,
     for_espeak,
     has_harakat,
     merge,
@@ -76,13 +77,13 @@ def test_shadda_comes_before_its_vowel() -> None:
 
 def test_a_word_before_a_pause_loses_its_case_ending() -> None:
     """Waqf: no final short vowel or tanween before punctuation or the end; ta marbuta is h;
-    the accusative's alif stays. Words inside the sentence keep their endings."""
+    the accusative's alif stays."""
     assert pausal("الْجُمُعَةِ") == "الْجُمُعَه"
     assert pausal("كَبِيرٌ") == "كَبِير"
     assert pausal("غَدًا") == "غَدا"
     assert pausal("الْمَاضِي") == "الْمَاضِي"
     out = for_espeak("ذَهَبَ الطُّلَّابُ إِلَى الْمَدْرَسَةِ، فِي الصَّبَاحِ.")
-    assert out.split()[1].endswith("ابُ")  # inside: kept
+    assert out.split()[1].endswith("اب")  # inside: taskeen (see connected)
     assert out.split()[3] == "\u0671لْمَدْرَسَه،"  # after إِلَى: the article's alif is silent
     assert out.endswith(shadda_first("فِي صَّبَاح."))  # after فِي: the article's alif and lam silent
 
@@ -90,17 +91,29 @@ def test_a_word_before_a_pause_loses_its_case_ending() -> None:
 def test_the_articles_alif_is_silent_after_a_prefix() -> None:
     """بِالْقِطَارِ is bilqitˤaːri (eSpeak NG read the alif: biaːl), بِالشَّمْسِ biʃʃamsi; a long a
     before l (قَالَ, بَالِغ) is not the article."""
-    assert for_espeak("بِالْقِطَارِ يَوْمَ").startswith("بِلْقِطَارِ ")
-    assert for_espeak("بِالشَّمْسِ يَوْمَ").startswith(shadda_first("بِشَّمْسِ "))
-    assert for_espeak("قَالَ بَالِغٌ يَوْمَ") == "قَالَ بَالِغٌ يَوْم"  # the last word: pausal
+    assert for_espeak("بِالْقِطَارِ يَوْمَ").startswith("بِلْقِطَار ")
+    assert for_espeak("بِالشَّمْسِ يَوْمَ").startswith(shadda_first("بِشَّمْس "))
+    assert for_espeak("قَالَ بَالِغٌ يَوْمَ") == "قَال بَالِغ يَوْم"  # endings: taskeen, pausal
 
 
 def test_the_articles_alif_is_silent_after_a_vowel() -> None:
     """Hamzat al-wasl in connected speech: after a word ending in a short vowel or a long
     vowel's letter, the article's alif goes (alif wasla before a moon letter; before a sun
     letter the lam goes too); after tanween or sukun, or at the start, the alif stays."""
-    assert for_espeak("ذَهَبَ إِلَى الْمَدِينَةِ وَحْدَهُ") == "ذَهَبَ إِلَى \u0671لْمَدِينَةِ وَحْدَه"
-    assert for_espeak("مِنَ السُّكَّرِ قَلِيلًا") == shadda_first("مِنَ سُّكَّرِ قَلِيلا")
-    assert for_espeak("فِي الشَّمْسِ يَوْمَ") == shadda_first("فِي شَّمْسِ يَوْم")
-    kept = "الْوَلَدُ كِتَابٌ الْوَلَدِ هَلْ الشَّمْسُ يَوْمَ"
-    assert for_espeak(kept) == shadda_first(kept)[:-1]  # only the last word's pausal ending
+    assert for_espeak("ذَهَبَ إِلَى الْمَدِينَةِ وَحْدَهُ") == "ذَهَب إِلَى \u0671لْمَدِينَة وَحْدَه"
+    assert for_espeak("مِنَ السُّكَّرِ قَلِيلًا") == shadda_first("مِنَ سُّكَّر قَلِيلا")
+    assert for_espeak("عَادَ إِلَى الشَّمْسِ يَوْمَ") == shadda_first("عَاد إِلَى شَّمْس يَوْم")
+    kept = for_espeak("الْوَلَدُ كِتَابٌ الْوَلَدِ هَلْ الشَّمْسُ يَوْمَ")
+    assert kept == shadda_first("الْوَلَد كِتَاب الْوَلَد هَلْ الشَّمْس يَوْم"), kept
+
+
+def test_words_inside_a_sentence_lose_their_case_ending() -> None:
+    """Taskeen: inside the sentence no case ending is said (ta marbuta keeps its t, the
+    accusative's alif its long a); a word before a silent article keeps the vowel that
+    carries it; two-letter words keep theirs."""
+    assert connected("رِسَالَةٌ") == "رِسَالَة"
+    assert connected("كُوبًا") == "كُوبا"
+    assert connected("يُسَافِرُ") == "يُسَافِر"
+    assert connected("مَعَ") == "مَعَ" and connected("هُوَ") == "هُوَ"
+    out = for_espeak("كَتَبَ الْوَلَدُ رِسَالَةً طَوِيلَةً لِصَدِيقِهِ.")
+    assert out.split() == ["كَتَبَ", "\u0671لْوَلَد", "رِسَالَة", "طَوِيلَة", "لِصَدِيقِه."], out
