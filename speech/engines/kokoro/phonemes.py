@@ -403,6 +403,13 @@ def to_kokoro(ipa: str, lang: str) -> str:
             # Kokoro; Italian's ɛi (lei) and au (causa) are the nearest it learned.
             # Development set (14 sentences): sanne 0.151 -> 0.128, bram 0.125 -> 0.131.
             text = text.replace("ɛɪ", "ɛi").replace("ʌʊ", "au")
+        elif code == "de":
+            # eSpeak NG writes the vocalic r of -er as ɜ (Mutter mˈʊtɜ), a symbol Kokoro saw only
+            # in English ɜɹ (bird): it said an r-coloured vowel, and Whisper base heard Mutter as
+            # Motor and immer as Immur. German says a central open ɐ, Kokoro's Portuguese final
+            # a. And eu/äu (ɔø: Freundin, heute) is ɔʏ, nearest Kokoro's own ɔɪ (Y), not a
+            # rounded front vowel after ɔ (Freundin was heard as froh-).
+            text = text.replace("ɜ", "ɐ").replace("ɔø", "Y")
         elif code == "hi":
             text = _HI_DOT_RE.sub(lambda m: "ɽʰ" if m.group(1) else "ɽ", text)
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)

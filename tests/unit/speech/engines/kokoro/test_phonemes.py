@@ -206,6 +206,8 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         ("jˈaumˌa bˈaiti mˈaʕa", "ar", "jˈaumˌa bˈaiti mˈaa"),
         ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾau ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
         ("mɛɪn blˈɛɪvən kˈʌʊt", "nl", "mɛin blˈɛivən kˈaut"),  # ij and ou as Italian's ɛi, au
+        # German vocalic r (-er) is ɐ, not English ɜ; eu/äu is ɔɪ (Kokoro's Y)
+        ("mˈʊtɜ ˈɪmɜ frˈɔøndɪn hˈɔøtə", "de", "mˈʊtɐ ˈɪmɐ frˈYndɪn hˈYtə"),
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
         # Hindi schwa deletion (VCəCV), where eSpeak NG kept the schwa; kept where it is said
         ("pˈʌhəlˌeː cˈaːhətˌaː pˈʌr.hənˌi dˈɔːr.əkˌəɾ", "hi", "pˈʌhlˌeː cˈaːhtˌaː pˈʌɽʰnˌi dˈɔːɽkˌəɾ"),
