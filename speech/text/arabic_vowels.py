@@ -59,14 +59,13 @@ _PREFIX_ARTICLE_MOON: Final = re.compile(_PREFIX + "ا(?=ل\u0652)")
 _PREFIX_ARTICLE_SUN: Final = re.compile(_PREFIX + "ال(?=[\u0621-\u064a]\u0651)")
 # The article after a word that ends in a vowel (a short vowel mark, or a long vowel's letter
 # with no mark after it): its alif is hamzat al-wasl again, silent in connected speech (fi
-# l-madina, mina s-sukkar), but eSpeak NG read it as a vowel of its own (مِنَ السُّكَّرِ: mina
-# ʔassukkari, which Whisper base heard as منا سكر). Before a moon letter the alif becomes alif
-# wasla (eSpeak NG reads ٱلْحَدِيقَةِ as lħadiːqa); before a sun letter the assimilated lam goes
-# too, and eSpeak NG then hangs the doubled letter on the word before (minas sukkari), as it is
-# said. A word ending in tanween or sukun keeps the alif: its helping vowel is not written.
+# l-madina), but eSpeak NG read it as a vowel of its own. Before a moon letter the alif becomes
+# alif wasla, which eSpeak NG reads as no vowel (ٱلْحَدِيقَةِ: lħadiːqa). Before a sun letter
+# the article stays as written: with the lam dropped as well, eSpeak NG hangs the doubled
+# letter on the word before (mina s-sukkar: minas sukkar), and Whisper base then wrote no
+# article at all (شامس, سباحة for الشمس, السباحة: the development set read no better).
 _AFTER_VOWEL: Final = "(?<=[\u064e\u064f\u0650\u0627\u0649\u064a\u0648])(\\s+)"
 _WASL_ARTICLE_MOON: Final = re.compile(_AFTER_VOWEL + "\u0627(?=\u0644\u0652)")
-_WASL_ARTICLE_SUN: Final = re.compile(_AFTER_VOWEL + "\u0627\u0644(?=[\u0621-\u064a]\u0651)")
 
 
 def pausal(word: str) -> str:
@@ -79,9 +78,8 @@ def pausal(word: str) -> str:
     return word[:-1] + "ه" if word.endswith("ة") else word
 
 
-# A word followed by another word that is not an article made silent (alif wasla, or a sun
-# letter's shadda left where the article was): inside the sentence.
-_BEFORE_WORD: Final = re.compile(f"[{_LETTERS}]+(?=\\s+[\u0621-\u064a](?!\u0651))")
+# A word followed by another word that does not start with alif wasla: inside the sentence.
+_BEFORE_WORD: Final = re.compile(f"[{_LETTERS}]+(?=\\s+[\u0621-\u064a])")
 
 
 def connected(word: str) -> str:
@@ -104,7 +102,7 @@ def for_espeak(text: str) -> str:
     word before a pause in its pausal form."""
     text = shadda_first(text)
     text = _PREFIX_ARTICLE_SUN.sub(r"\1", _PREFIX_ARTICLE_MOON.sub(r"\1", text))
-    text = _WASL_ARTICLE_SUN.sub(r"\1", _WASL_ARTICLE_MOON.sub("\\1\u0671", text))
+    text = _WASL_ARTICLE_MOON.sub("\\1\u0671", text)
     text = _BEFORE_WORD.sub(lambda m: connected(m.group(0)), text)
     return _BEFORE_PAUSE.sub(lambda m: pausal(m.group(0)), text)
 
