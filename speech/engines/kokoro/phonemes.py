@@ -245,15 +245,10 @@ _AR_DOT_RE: Final = re.compile(r"([aiu])\.(?!$)")
 _HI_DOT_RE: Final = re.compile(r"r\.(?!$)(h?)")
 _HI_FINAL_DOT_RE: Final = re.compile(r"r\.$")
 # Hindi, on eSpeak NG's NFD IPA (a nasal vowel is the vowel + U+0303; ɽ already written for r.).
-_HI_VOWEL: Final = "[aeiouɛɔəʌɪʊ]\u0303?ː?\u0303?"
+# Its schwas stay as eSpeak NG writes them, even where Hindi deletes one (पढ़ते pʌɽʰəteː for
+# pəɽʰteː): Kokoro's Hindi packs were trained on that spelling, and deleting them (VCəCV) made
+# priya's development figure worse (0.117 -> 0.124; पढ़ते was heard as پر تی).
 _HI_CONSONANT: Final = "[^\\W\\d_aeiouɛɔəʌɪʊːˈˌʰʱ\u0303][ʰʱ]?"
-# Schwa deletion: a schwa between a vowel + one consonant and a consonant + vowel is not said
-# (पहले pəɦleː, चाहता tʃaːɦtaː, पढ़नी pəɽʰniː, दौड़कर dɔːɽkər, लगभग ləɡbʰəɡ). eSpeak NG deletes
-# it in most words (कमरा, चलती) but kept it in these, around h and ɽ and in longer words, so
-# Kokoro said one syllable more than a Hindi speaker and Whisper heard another word.
-_HI_SCHWA_RE: Final = re.compile(
-    f"({_HI_VOWEL}[ˈˌ]?{_HI_CONSONANT}[ˈˌ]?)ə(?=[ˈˌ]?{_HI_CONSONANT}[ˈˌ]?{_HI_VOWEL})"
-)
 # A word never starts with a long consonant; eSpeak NG gave क्या as kːjaː.
 _HI_INITIAL_LONG_RE: Final = re.compile(f"(^|\\s)([ˈˌ]?{_HI_CONSONANT})ː")
 # Chandrabindu is a nasal vowel, not a vowel and n: eSpeak NG wrote गाँव ɡãnʋ, लूँगा lũnɡaː,
@@ -413,7 +408,6 @@ def to_kokoro(ipa: str, lang: str) -> str:
         elif code == "hi":
             text = _HI_DOT_RE.sub(lambda m: "ɽʰ" if m.group(1) else "ɽ", text)
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)
-            text = _HI_SCHWA_RE.sub(r"\1", text)
             text = _HI_NASAL_N_RE.sub(r"\1", _HI_INITIAL_LONG_RE.sub(r"\1\2", text))
         text = _join_pairs(text, _DIGRAPH_RE[code])
     text = _apply_symbol_map(_compose(text))
