@@ -57,15 +57,6 @@ _FINAL_VOWEL: Final = re.compile("[\u064b-\u0650\u0652]+$")
 _PREFIX: Final = "(?<![\\w\u064b-\u0652])([بفكو][\u064e\u0650])"
 _PREFIX_ARTICLE_MOON: Final = re.compile(_PREFIX + "ا(?=ل\u0652)")
 _PREFIX_ARTICLE_SUN: Final = re.compile(_PREFIX + "ال(?=[\u0621-\u064a]\u0651)")
-# The article after a word that ends in a vowel (a short vowel mark, or a long vowel's letter
-# with no mark after it): its alif is hamzat al-wasl again, silent in connected speech (fi
-# l-madina), but eSpeak NG read it as a vowel of its own. Before a moon letter the alif becomes
-# alif wasla, which eSpeak NG reads as no vowel (ٱلْحَدِيقَةِ: lħadiːqa). Before a sun letter
-# the article stays as written: with the lam dropped as well, eSpeak NG hangs the doubled
-# letter on the word before (mina s-sukkar: minas sukkar), and Whisper base then wrote no
-# article at all (شامس, سباحة for الشمس, السباحة: the development set read no better).
-_AFTER_VOWEL: Final = "(?<=[\u064e\u064f\u0650\u0627\u0649\u064a\u0648])(\\s+)"
-_WASL_ARTICLE_MOON: Final = re.compile(_AFTER_VOWEL + "\u0627(?=\u0644\u0652)")
 
 
 def pausal(word: str) -> str:
@@ -78,31 +69,35 @@ def pausal(word: str) -> str:
     return word[:-1] + "ه" if word.endswith("ة") else word
 
 
-# A word followed by another word that does not start with alif wasla: inside the sentence.
+# A word followed by another word: inside the sentence.
 _BEFORE_WORD: Final = re.compile(f"[{_LETTERS}]+(?=\\s+[\u0621-\u064a])")
 
 
 def connected(word: str) -> str:
     """``word`` inside a sentence, read without its case ending (taskeen, as Arabic is
-    commonly read aloud): no final short vowel or tanween (the accusative's alif stays a long
-    a); ta marbuta keeps its t. The diacritizer's case endings are its most frequent error
-    (رِسَالَةٌ for رِسَالَةً, أُرِيدَ for أُرِيدُ), and Whisper base heard each spoken ending as a
-    letter of its own (يَوْمَ as يومة, حَوْلَ as حولة, بَارِدٌ as باردون). Words of two letters
+    commonly read aloud): no final short vowel, nor tanween on a letter; ta marbuta keeps its
+    t. The diacritizer's case endings are its most frequent error (رِسَالَةٌ for رِسَالَةً,
+    أُرِيدَ for أُرِيدُ), and Whisper base heard each spoken ending as a letter of its own
+    (يَوْمَ as يومة, حَوْلَ as حولة, بَارِدٌ as باردون). The accusative's -an before its alif
+    stays: Whisper base writes it (كُوبًا heard as كوبا, said -aː as كبى). Words of two letters
     (هُوَ, مَعَ, مِنَ, لَكَ) keep their vowel: it is part of the word, not an ending."""
-    if sum("\u0621" <= char <= "\u064a" for char in word) <= 2:
+    if sum("\u0621" <= char <= "\u064a" for char in word) <= 2 or re.search("\u064b[اى]$", word):
         return word
-    word = _FINAL_VOWEL.sub("", word)
-    return re.sub("\u064b(?=[اى]$)", "", word)
+    return _FINAL_VOWEL.sub("", word)
 
 
 def for_espeak(text: str) -> str:
     """Vowelled text as eSpeak NG should read it: shadda first, the article's alif silent
-    after a prefix or a word ending in a vowel (which keeps that vowel to carry the article's
-    consonant), the other words inside the sentence without their case endings, and each
-    word before a pause in its pausal form."""
+    after a prefix, the words inside the sentence without their case endings, and each word
+    before a pause in its pausal form.
+
+    The article after a word ending in a vowel is left as written (eSpeak NG reads its alif
+    as a vowel): in connected speech that alif is silent (fi l-madina), but with it silent
+    Whisper base joined the article to the word before (يَوْمَ الْجُمُعَةِ heard as يامل جموى)
+    or, before a sun letter, wrote no article at all (شامس for الشمس); with taskeen the word
+    before mostly ends in a consonant anyway."""
     text = shadda_first(text)
     text = _PREFIX_ARTICLE_SUN.sub(r"\1", _PREFIX_ARTICLE_MOON.sub(r"\1", text))
-    text = _WASL_ARTICLE_MOON.sub("\\1\u0671", text)
     text = _BEFORE_WORD.sub(lambda m: connected(m.group(0)), text)
     return _BEFORE_PAUSE.sub(lambda m: pausal(m.group(0)), text)
 

@@ -324,8 +324,8 @@ def test_arabic_shadda_keeps_its_vowel() -> None:
     phonemizer = KokoroPhonemizer("ar", espeak_voice("ar"))
     plain = phonemizer.phonemize("كانت الشمس مشرقة").replace("ˈ", "").replace("ˌ", "")
     assert "aʃʃams" in plain, plain
-    after_vowel = phonemizer.phonemize("أُرِيدُ مِنَ الْقَهْوَةِ.").replace("ˈ", "").replace("ˌ", "")
-    assert "mina lqahw" in after_vowel, after_vowel  # the article's alif is silent after a vowel
+    inside = phonemizer.phonemize("كَتَبْتُ رِسَالَةً طَوِيلَةً إِلَى صَدِيقِي.").replace("ˈ", "").replace("ˌ", "")
+    assert inside.startswith("katabt risaːlat tɑwiːlat "), inside  # no case endings inside
     sugar = phonemizer.phonemize("السكر حلو").replace("ˈ", "").replace("ˌ", "")
     assert re.search("ass[aiu]kkar", sugar), sugar
 
