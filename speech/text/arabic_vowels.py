@@ -69,11 +69,36 @@ def pausal(word: str) -> str:
     return word[:-1] + "ه" if word.endswith("ة") else word
 
 
+# A word followed by another word: inside the sentence.
+_BEFORE_WORD: Final = re.compile(f"[{_LETTERS}]+(?=\\s+[\u0621-\u064a])")
+
+
+def connected(word: str) -> str:
+    """``word`` inside a sentence, read without its case ending (taskeen, as Arabic is
+    commonly read aloud): no final short vowel, nor tanween on a letter; ta marbuta keeps its
+    t. The diacritizer's case endings are its most frequent error (رِسَالَةٌ for رِسَالَةً,
+    أُرِيدَ for أُرِيدُ), and Whisper base heard each spoken ending as a letter of its own
+    (يَوْمَ as يومة, حَوْلَ as حولة, بَارِدٌ as باردون). The accusative's -an before its alif
+    stays: Whisper base writes it (كُوبًا heard as كوبا, said -aː as كبى). Words of two letters
+    (هُوَ, مَعَ, مِنَ, لَكَ) keep their vowel: it is part of the word, not an ending."""
+    if sum("\u0621" <= char <= "\u064a" for char in word) <= 2 or re.search("\u064b[اى]$", word):
+        return word
+    return _FINAL_VOWEL.sub("", word)
+
+
 def for_espeak(text: str) -> str:
     """Vowelled text as eSpeak NG should read it: shadda first, the article's alif silent
-    after a prefix, and each word before a pause in its pausal form."""
+    after a prefix, the words inside the sentence without their case endings, and each word
+    before a pause in its pausal form.
+
+    The article after a word ending in a vowel is left as written (eSpeak NG reads its alif
+    as a vowel): in connected speech that alif is silent (fi l-madina), but with it silent
+    Whisper base joined the article to the word before (يَوْمَ الْجُمُعَةِ heard as يامل جموى)
+    or, before a sun letter, wrote no article at all (شامس for الشمس); with taskeen the word
+    before mostly ends in a consonant anyway."""
     text = shadda_first(text)
     text = _PREFIX_ARTICLE_SUN.sub(r"\1", _PREFIX_ARTICLE_MOON.sub(r"\1", text))
+    text = _BEFORE_WORD.sub(lambda m: connected(m.group(0)), text)
     return _BEFORE_PAUSE.sub(lambda m: pausal(m.group(0)), text)
 
 

@@ -244,6 +244,16 @@ _EN_UNTIED_EL_RE: Final = re.compile("(?<=[^\\sɪiIAYWOae])əl(?!ˈ)")
 _AR_DOT_RE: Final = re.compile(r"([aiu])\.(?!$)")
 _HI_DOT_RE: Final = re.compile(r"r\.(?!$)(h?)")
 _HI_FINAL_DOT_RE: Final = re.compile(r"r\.$")
+# Hindi, on eSpeak NG's NFD IPA (a nasal vowel is the vowel + U+0303; ɽ already written for r.).
+# Its schwas stay as eSpeak NG writes them, even where Hindi deletes one (पढ़ते pʌɽʰəteː for
+# pəɽʰteː): Kokoro's Hindi packs were trained on that spelling, and deleting them (VCəCV) made
+# priya's development figure worse (0.117 -> 0.124; पढ़ते was heard as پر تی).
+_HI_CONSONANT: Final = "[^\\W\\d_aeiouɛɔəʌɪʊːˈˌʰʱ\u0303][ʰʱ]?"
+# A word never starts with a long consonant; eSpeak NG gave क्या as kːjaː.
+_HI_INITIAL_LONG_RE: Final = re.compile(f"(^|\\s)([ˈˌ]?{_HI_CONSONANT})ː")
+# Chandrabindu is a nasal vowel, not a vowel and n: eSpeak NG wrote गाँव ɡãnʋ, लूँगा lũnɡaː,
+# पहुँची pəhũntʃi, and Kokoro then said an n that is not there.
+_HI_NASAL_N_RE: Final = re.compile(f"(\u0303ː?)n(?=[ˈˌ]?{_HI_CONSONANT})")
 _SPACES_RE: Final = re.compile(r" {2,}")
 # French: eSpeak NG puts a liaison z after a word that already ends in a spoken consonant
 # (vacances à: vakɑ̃sz a; tables en: tablz ɑ̃; portes ouvertes: pɔʁtz), a cluster French does
@@ -252,6 +262,22 @@ _SPACES_RE: Final = re.compile(r" {2,}")
 _FR_LIAISON_AFTER_CONSONANT_RE: Final = re.compile(r"(?<=[pbtdkɡgfvszʃʒlmɲ])z(?=\s|$)")
 _FR_W_WITHOUT_VOWEL_RE: Final = re.compile(r"w(?![ˈˌ]?[aɑeɛioɔuyøœə])")
 _AR_CONSONANT: Final = r"([^\W\d_ˈˌːaeiouɑ])"
+# Arabic w and y before a vowel: eSpeak NG writes و and ي inside a word as the vowels u and i
+# even where a vowel follows (طَوِيلَة: tˤa.u.ˈiːla, حَيَاة: ħˈaiˌaːt, أَيَّام: ʔˈaiːˌaːm,
+# مُوَظَّف: muːˈaðða.f), so Kokoro said a vowel run that Arabic never has (without hamza, which
+# eSpeak writes, no two vowels meet in a word). Before a vowel they are the glides w and j; a
+# long one (ː) is the doubled glide of a shadda (ayyaːm); after a consonant the long vowel
+# uː/iː is u/i + glide (muwaððaf).
+_AR_GLIDE_RE: Final = re.compile(r"(?<=[aiuɑ])([ˈˌ]?)([ui])(ː?)(?=[ˈˌ]?[aiuɑ])")
+_AR_GLIDE_AFTER_LONG_RE: Final = re.compile(r"([ui])ː(?=[ˈˌ]?[aiuɑ])")
+_AR_GLIDES: Final = {"u": "w", "i": "j"}
+
+
+def _arabic_glides(text: str) -> str:
+    text = _AR_GLIDE_RE.sub(lambda m: m.group(1) + _AR_GLIDES[m.group(2)] * (2 if m.group(3) else 1), text)
+    return _AR_GLIDE_AFTER_LONG_RE.sub(lambda m: m.group(1) + _AR_GLIDES[m.group(1)], text)
+
+
 _TRIPLED_RE: Final = re.compile(_AR_CONSONANT + r"\1\1+")
 _AR_GEMINATE_RE: Final = re.compile(_AR_CONSONANT + r"\1?ː")
 
@@ -355,6 +381,7 @@ def to_kokoro(ipa: str, lang: str) -> str:
     else:
         if code == "ar":
             text = _AR_DOT_RE.sub(lambda m: "ɑ" if m.group(1) == "a" else m.group(1), text)
+            text = _arabic_glides(text)  # while ʔ and ʕ still stand between vowels
             # Kokoro learned ʔ as Japanese sokuon (a held closure), and Whisper base hears it as
             # ت: leaving hamza and ʿain out took Arabic's character error from 0.48 to 0.37.
             text = text.replace("ʔ", "").replace("ʕ", "").replace("ʢ", "").replace("ʡ", "")
@@ -371,9 +398,17 @@ def to_kokoro(ipa: str, lang: str) -> str:
             # Kokoro; Italian's ɛi (lei) and au (causa) are the nearest it learned.
             # Development set (14 sentences): sanne 0.151 -> 0.128, bram 0.125 -> 0.131.
             text = text.replace("ɛɪ", "ɛi").replace("ʌʊ", "au")
+        elif code == "de":
+            # eSpeak NG writes the vocalic r of -er as ɜ (Mutter mˈʊtɜ), a symbol Kokoro saw only
+            # in English ɜɹ (bird): it said an r-coloured vowel, and Whisper base heard Mutter as
+            # Motor and immer as Immur. German says a central open ɐ, Kokoro's Portuguese final
+            # a. And eu/äu (ɔø: Freundin, heute) is ɔʏ, nearest Kokoro's own ɔɪ (Y), not a
+            # rounded front vowel after ɔ (Freundin was heard as froh-).
+            text = text.replace("ɜ", "ɐ").replace("ɔø", "Y")
         elif code == "hi":
             text = _HI_DOT_RE.sub(lambda m: "ɽʰ" if m.group(1) else "ɽ", text)
             text = _HI_FINAL_DOT_RE.sub("ɽ.", text)
+            text = _HI_NASAL_N_RE.sub(r"\1", _HI_INITIAL_LONG_RE.sub(r"\1\2", text))
         text = _join_pairs(text, _DIGRAPH_RE[code])
     text = _apply_symbol_map(_compose(text))
     if code == "ar":

@@ -52,15 +52,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 TARGET = {lang: 0.30 if lang == "ar" else 0.10 for lang in SUPPORTED}
 # Voices over the target on the held-out set (see the docstring): the higher of the measured
-# twenty-sentence and CI-slice figures (AMD EPYC Zen 5, float32, 2026-11-25, docs/voices.md)
-# plus 0.05, a regression guard, so README can say where the target is not met.
+# twenty-sentence and CI-slice figures (float32, 2026-11-25, docs/voices.md; Intel Xeon with
+# this round's front-end fixes where marked, else AMD EPYC Zen 5) plus 0.05, a regression
+# guard, so README can say where the target is not met.
 SHORTFALL: dict[tuple[str, str], float] = {
-    ("ar", "layla"): 0.42,  # 0.365 held-out, 0.361 on her CI slice
-    ("ar", "omar"): 0.41,  # 0.358, 0.317
-    ("de", "lena"): 0.18,  # 0.129, 0.089
+    ("ar", "layla"): 0.36,  # Intel: 0.278 held-out, 0.305 on her CI slice
+    ("ar", "omar"): 0.36,  # Intel: 0.303, 0.270
+    ("de", "lena"): 0.16,  # Intel: 0.103, 0.065
     ("fr", "julien"): 0.19,  # 0.131, 0.103
-    ("hi", "priya"): 0.22,  # 0.164, 0.099
-    ("hi", "rohan"): 0.19,  # 0.097, 0.140
+    ("hi", "priya"): 0.23,  # Intel: 0.178, 0.092 (AMD, before: 0.164, 0.099)
+    ("hi", "rohan"): 0.19,  # AMD: 0.097, 0.140; Intel: 0.085, 0.105
 }
 
 

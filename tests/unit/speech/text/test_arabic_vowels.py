@@ -11,6 +11,7 @@ from speech.text.arabic_vowels import (
     SHADDA,
     ArabicVowels,
     bare,
+    connected,
     for_espeak,
     has_harakat,
     merge,
@@ -22,7 +23,7 @@ from speech.text.arabic_vowels import (
 
 def test_unvowelled_words_get_their_vowels_and_keep_their_letters() -> None:
     written = "ذهبت إلى السوق صباحا"
-    vowelled = vowelize(written)
+    vowelled = ArabicVowels()(written)  # the diacritizer's own output (vowelize then readies it)
     assert bare(vowelled) == written
     assert all(has_harakat(word) for word in vowelled.split()), vowelled
     assert vowelled.startswith("ذَهَبْ"), vowelled
@@ -75,20 +76,31 @@ def test_shadda_comes_before_its_vowel() -> None:
 
 def test_a_word_before_a_pause_loses_its_case_ending() -> None:
     """Waqf: no final short vowel or tanween before punctuation or the end; ta marbuta is h;
-    the accusative's alif stays. Words inside the sentence keep their endings."""
+    the accusative's alif stays."""
     assert pausal("الْجُمُعَةِ") == "الْجُمُعَه"
     assert pausal("كَبِيرٌ") == "كَبِير"
     assert pausal("غَدًا") == "غَدا"
     assert pausal("الْمَاضِي") == "الْمَاضِي"
     out = for_espeak("ذَهَبَ الطُّلَّابُ إِلَى الْمَدْرَسَةِ، فِي الصَّبَاحِ.")
-    assert out.split()[1].endswith("ابُ")  # inside: kept
-    assert out.split()[3] == "الْمَدْرَسَه،"
-    assert out.endswith(shadda_first("الصَّبَاح."))
+    assert out.split()[1].endswith("اب")  # inside: taskeen (see connected)
+    assert out.split()[3] == "الْمَدْرَسَه،"  # after إِلَى too, the article as written (see for_espeak)
+    assert out.endswith(shadda_first("فِي الصَّبَاح."))  # before a sun letter: the article as written
 
 
 def test_the_articles_alif_is_silent_after_a_prefix() -> None:
     """بِالْقِطَارِ is bilqitˤaːri (eSpeak NG read the alif: biaːl), بِالشَّمْسِ biʃʃamsi; a long a
     before l (قَالَ, بَالِغ) is not the article."""
-    assert for_espeak("بِالْقِطَارِ يَوْمَ").startswith("بِلْقِطَارِ ")
-    assert for_espeak("بِالشَّمْسِ يَوْمَ").startswith(shadda_first("بِشَّمْسِ "))
-    assert for_espeak("قَالَ بَالِغٌ يَوْمَ") == "قَالَ بَالِغٌ يَوْم"  # the last word: pausal
+    assert for_espeak("بِالْقِطَارِ يَوْمَ").startswith("بِلْقِطَار ")
+    assert for_espeak("بِالشَّمْسِ يَوْمَ").startswith(shadda_first("بِشَّمْس "))
+    assert for_espeak("قَالَ بَالِغٌ يَوْمَ") == "قَال بَالِغ يَوْم"  # endings: taskeen, pausal
+
+
+def test_words_inside_a_sentence_lose_their_case_ending() -> None:
+    """Taskeen: inside the sentence no case ending is said (ta marbuta keeps its t, the
+    accusative's -an before its alif stays); two-letter words keep their vowel."""
+    assert connected("رِسَالَةٌ") == "رِسَالَة"
+    assert connected("كُوبًا") == "كُوبًا"
+    assert connected("يُسَافِرُ") == "يُسَافِر"
+    assert connected("مَعَ") == "مَعَ" and connected("هُوَ") == "هُوَ"
+    out = for_espeak("كَتَبَ الْوَلَدُ رِسَالَةً طَوِيلَةً لِصَدِيقِهِ.")
+    assert out.split() == ["كَتَب", "الْوَلَد", "رِسَالَة", "طَوِيلَة", "لِصَدِيقِه."], out

@@ -200,9 +200,20 @@ def test_unknown_symbol_is_reported_not_silently_dropped(caplog: pytest.LogCaptu
         # shadda: al- assimilated and doubled again, or a long consonant -> one doubled letter
         ("ʔasssˈakːarˌa ʔannnˈaumi", "ar", "assˈakkarˌa annˈaumi"),
         ("ʔat̪ːˈaːwila fiː ʔassːˈɑbaːhi jˈuħibːu", "ar", "attˈaːwila fiː assˈɑbaːhi jˈuhibbu"),
+        # و and ي before a vowel are the glides w and j (a long one doubled); diphthongs stay
+        ("t̪ˌa.u.ˈiːlatˌun dˈauˌaːʔ", "ar", "tˌɑwˈiːlatˌun dˈawˌaː"),
+        ("ʔˈaiːˌaːm ħˈaiˌaːt muːˈaðða.f ʕˈuiˌuːn", "ar", "ˈajjˌaːm hˈajˌaːt muwˈaððɑf ˈujˌuːn"),
+        ("jˈaumˌa bˈaiti mˈaʕa", "ar", "jˈaumˌa bˈaiti mˈaa"),
         ("bˈyrvrʌʊ ʋˈɛrk", "nl", "bˈyɾvɾau ʋˈɛɾk"),  # Dutch r: Kokoro's tap, not the trill
         ("mɛɪn blˈɛɪvən kˈʌʊt", "nl", "mɛin blˈɛivən kˈaut"),  # ij and ou as Italian's ɛi, au
+        # German vocalic r (-er) is ɐ, not English ɜ; eu/äu is ɔɪ (Kokoro's Y)
+        ("mˈʊtɜ ˈɪmɜ frˈɔøndɪn hˈɔøtə", "de", "mˈʊtɐ ˈɪmɐ frˈYndɪn hˈYtə"),
         ("bˈʌr.aː pər.hˈaːi bʱaːi ɭ", "hi", "bˈʌɽaː pəɽʰˈaːi bʰaːi l"),
+        # Hindi schwas stay as eSpeak NG writes them: Kokoro's Hindi packs learned its spelling
+        ("pˈʌhəlˌeː pˈʌr.hətˌeː", "hi", "pˈʌhəlˌeː pˈʌɽʰətˌeː"),
+        # no long consonant starts a word; chandrabindu is a nasal vowel with no n after it
+        ("kːjaː tˌʊm bˈʌcːeː", "hi", "kjaː tˌʊm bˈʌcːeː"),
+        ("ɡˈãnʋ lˈũnɡaː pəhˈũnci bˈʌnd", "hi", "ɡˈãʋ lˈũɡaː pəhˈũci bˈʌnd"),
         ("ʒə- mapˈɛl, le-z ɑ̃fˈɑ̃ «ʃa»", "fr", "ʒə mapˈɛl, lez ɑ̃fˈɑ̃ “ʃa”"),
         ("¿dˈonde? ¡ˈola!", "es", "dˈonde? ˈola!"),
         # French typography's space before ? ! : ; goes: Kokoro never saw one there
@@ -313,7 +324,9 @@ def test_arabic_shadda_keeps_its_vowel() -> None:
     phonemizer = KokoroPhonemizer("ar", espeak_voice("ar"))
     plain = phonemizer.phonemize("كانت الشمس مشرقة").replace("ˈ", "").replace("ˌ", "")
     assert "aʃʃams" in plain, plain
-    sugar = phonemizer.phonemize("من السكر").replace("ˈ", "").replace("ˌ", "")
+    inside = phonemizer.phonemize("كَتَبْتُ رِسَالَةً طَوِيلَةً إِلَى صَدِيقِي.").replace("ˈ", "").replace("ˌ", "")
+    assert inside.startswith("katabt risaːlat tɑwiːlat "), inside  # no case endings inside
+    sugar = phonemizer.phonemize("السكر حلو").replace("ˈ", "").replace("ˌ", "")
     assert re.search("ass[aiu]kkar", sugar), sugar
 
 
