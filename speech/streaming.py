@@ -134,7 +134,8 @@ def _pieces(
     budget, phrases = quick_start.budget_s, True
     while True:
         max_chars = pace.chars_within(key, budget) if cut else None
-        split = cut_first(rest, lang, max_chars, phrases=phrases) if max_chars is not None else None
+        allowed = rest_origin.parts_at if rest_origin is not None else None
+        split = cut_first(rest, lang, max_chars, phrases=phrases, allowed=allowed) if max_chars is not None else None
         piece = replace(unit, text=split[0] if split else rest, origin=_cut_origin(rest, rest_origin, split[0] if split else None))
         began = time.perf_counter()
         chunk = located(synthesizer.render(voice, piece, controls), piece)

@@ -39,19 +39,26 @@ _PHRASE_START: Final = re.compile(
 )
 
 
-def cut_first(text: str, lang: str, max_chars: int, *, phrases: bool = True) -> tuple[str, str] | None:
+def cut_first(
+    text: str, lang: str, max_chars: int, *, phrases: bool = True, allowed: Callable[[int], bool] | None = None
+) -> tuple[str, str] | None:
     """``text`` as a first piece of at most ``max_chars`` characters ending at a clause mark (or,
     English and ``phrases``, before a phrase's first word) and the rest; None where the text
-    fits already or no such cut leaves both sides at least ``MIN_PIECE_CHARS`` long."""
+    fits already or no such cut leaves both sides at least ``MIN_PIECE_CHARS`` long.
+    ``allowed(i)``: whether a cut before ``text[i]`` (``text`` as given, unstripped) may be made."""
+    lead = len(text) - len(text.lstrip())
     text = text.strip()
     if len(text) <= max_chars:
         return None
     english = phrases and lang.split("-")[0].lower() == "en"
 
+    def fits(end: int) -> bool:
+        return allowed is None or allowed(lead + end)
+
     def cut(reach: int, earliest: bool) -> int | None:
-        end = _last_cut(text, CLAUSE_MARK, reach, lambda m: m.end(), earliest=earliest)
+        end = _last_cut(text, CLAUSE_MARK, reach, lambda m: m.end(), earliest=earliest, fits=fits)
         if end is None and english:
-            end = _last_cut(text, _PHRASE_START, reach, lambda m: m.start(), earliest=earliest)
+            end = _last_cut(text, _PHRASE_START, reach, lambda m: m.start(), earliest=earliest, fits=fits)
         return end
 
     end = cut(max_chars, False)
@@ -63,7 +70,13 @@ def cut_first(text: str, lang: str, max_chars: int, *, phrases: bool = True) -> 
 
 
 def _last_cut(
-    text: str, pattern: re.Pattern[str], max_chars: int, at: Callable[[re.Match[str]], int], *, earliest: bool = False
+    text: str,
+    pattern: re.Pattern[str],
+    max_chars: int,
+    at: Callable[[re.Match[str]], int],
+    *,
+    earliest: bool = False,
+    fits: Callable[[int], bool] = lambda end: True,
 ) -> int | None:
     """The last (``earliest``: the first) cut within ``max_chars`` that leaves both sides at
     least ``MIN_PIECE_CHARS`` long."""
@@ -72,7 +85,7 @@ def _last_cut(
         end = at(match)
         if end > max_chars:
             break
-        if end >= MIN_PIECE_CHARS and len(text) - end - 1 >= MIN_PIECE_CHARS:
+        if end >= MIN_PIECE_CHARS and len(text) - end - 1 >= MIN_PIECE_CHARS and fits(end):
             best = end
             if earliest:
                 break

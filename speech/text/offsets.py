@@ -74,6 +74,14 @@ class Traced:
     def slice(self, start: int, end: int) -> Traced:
         return Traced(self.text[start:end], self.starts[start:end], self.ends[start:end])
 
+    def parts_at(self, at: int) -> bool:
+        """Whether cutting ``text`` at ``at`` leaves each side its own stretch of the source: no
+        cut inside what one written token became ("40-60°C" read as "forty to sixty degrees
+        Celsius"), whose words each point at the whole token and would lose part of it."""
+        if at <= 0 or at >= len(self.text):
+            return True
+        return self.starts[at] >= self.ends[at - 1]
+
     def span(self, start: int, end: int) -> SourceSpan | None:
         """The source span of ``text[start:end]`` (None when it is empty)."""
         if start >= end:

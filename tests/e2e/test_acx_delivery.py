@@ -85,7 +85,7 @@ def delivered(pg_url: str, tmp_path_factory: pytest.TempPathFactory, vits_engine
     for batch in todo:
         synthesis.synthesize_batch(
             sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: vits_engine),
-            catalog=Catalog.load(), job_id=job_id, indices=batch, group_chars=1500,
+            catalog=Catalog.load(), job_id=job_id, indices=batch.indices, group_chars=1500,
         )
     assert assembly.assemble_job(sessions=sessions, objects=objects, job_id=job_id)
     with sessions() as session:

@@ -91,7 +91,7 @@ def synthesized(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         for batch in todo:
             synthesis.synthesize_batch(
                 sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda v, e=voice_engine: e),
-                catalog=catalog, job_id=job_id, indices=batch, group_chars=1500,
+                catalog=catalog, job_id=job_id, indices=batch.indices, group_chars=1500,
             )
         with sessions() as session:  # where synthesis stored each chunk (its attempt's keys)
             keys = ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))

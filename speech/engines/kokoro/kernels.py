@@ -40,7 +40,7 @@ def time_stats(x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor
         # Two vectorised reductions (the mean and the mean square): several times faster on
         # CPU than torch.var_mean's Welford loop. These activations' means are within a few
         # standard deviations of zero, so float32 keeps the variance to ~1e-6 (parity-tested).
-        if x.dtype == torch.float32:
+        if x.dtype in (torch.float32, torch.float64):
             mean = x.mean(dim=-1, keepdim=True)
             square = (x * x).mean(dim=-1, keepdim=True)
         else:

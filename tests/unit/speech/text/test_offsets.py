@@ -219,3 +219,21 @@ def test_unpack_refuses_spans_for_another_text() -> None:
     packed = pack(Traced.of("ab") + Traced.spread("and", (2, 7)))
     with pytest.raises(ValueError, match="packed spans for 2 characters, the text has 1"):
         unpack("a", packed)
+
+
+def test_a_stream_is_never_cut_inside_what_one_written_token_became() -> None:
+    """The first piece of a stream (``speech.streaming``) may be cut before "to"; in "forty to
+    sixty degrees Celsius", read from "40-60°C", that cut would leave "forty" pointing at "40-60"
+    and the rest at a part of the same token. Seen under load in the SSE offsets test."""
+    from speech.text.first_piece import cut_first
+
+    traced = normalize_traced(Traced.of("Dr. Lee paid the tailor at 40-60°C yesterday."), "en")
+    text = traced.text
+    inside = text.index(" to sixty") + 1
+    assert not traced.parts_at(inside)
+    assert traced.parts_at(text.index("yesterday"))
+    reach = len(text) - len("sixty degrees Celsius yesterday.")
+    free = cut_first(text, "en", reach)
+    assert free is not None and free[1].startswith("to sixty")  # the cut it would make unchecked
+    kept = cut_first(text, "en", reach, allowed=traced.parts_at)
+    assert kept is None or not kept[1].startswith(("to sixty", "sixty", "degrees", "Celsius"))
