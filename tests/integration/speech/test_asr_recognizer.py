@@ -18,10 +18,17 @@ SENTENCE = "The ferry left the harbour an hour late because the fog would not li
 
 
 def test_joe_is_heard_as_written_on_a_lower_priority_thread(vits_engine: Any, tmp_path: Path) -> None:
-    (chunk,) = vits_engine.synthesize(prepare(SENTENCE, "en"))
     recognizer = WhisperRecognizer(cache_root=tmp_path, cpu_threads=1, niceness=3)
-    heard = recognizer.transcribe(chunk.samples, chunk.sample_rate, "en")
-    assert not score(SENTENCE, heard, "en").fails(threshold("en")), heard
+    # joe draws fresh noise on every render, and one render in a full suite was heard as "the
+    # fairy left the harbor in our late": as the QA check itself does, a failing render is
+    # made once more, and one of the two must be heard as written.
+    heard: list[str] = []
+    for _ in range(2):
+        (chunk,) = vits_engine.synthesize(prepare(SENTENCE, "en"))
+        heard.append(recognizer.transcribe(chunk.samples, chunk.sample_rate, "en"))
+        if not score(SENTENCE, heard[-1], "en").fails(threshold("en")):
+            break
+    assert not score(SENTENCE, heard[-1], "en").fails(threshold("en")), heard
     if hasattr(os, "setpriority"):
         pool = recognizer._thread  # noqa: SLF001 - the recognizer's own thread
         assert pool is not None
