@@ -186,34 +186,92 @@ def onnxruntime_speaker(session: Any, voice: Any, lang: str) -> Speak:
     return speak
 
 
-def measure(
-    voice: str, lang: str, engine: str, precision: str, runtime: str,
-    speak: Speak, rate: int, paragraph: str, cer_limit: int | None, with_cer: bool,
-) -> Row:
+@dataclass(slots=True)
+class Rendered:
+    """What a voice said for one row: the paragraph, its RTF, and each CER sentence by its text."""
+
+    paragraph: np.ndarray
+    rate: int
+    rtf: float
+    sentences: dict[str, np.ndarray]
+
+
+def render(speak: Speak, rate: int, paragraph: str, lang: str, cer_limit: int | None, with_cer: bool) -> Rendered:
     speak(paragraph.split(" ", 3)[-1][:40])  # warm-up: first-call costs (phonemizer, kernels) are not speed
     start = time.perf_counter()
     audio = speak(paragraph)
     rtf = (time.perf_counter() - start) / (len(audio) / rate)
-    cer = character_error_rate(speak, rate, lang, cer_limit) if with_cer else None
-    return Row(voice, lang, engine, precision, runtime, dnsmos(audio, rate), cer, rtf)
+    written = dev_sentences(lang)[:cer_limit] if with_cer else []
+    return Rendered(audio, rate, rtf, {text: speak(text) for text in written})
 
 
-def kokoro_engine(voice: Any, dtype: str, threads: int, kernels: str) -> Any:
+def dev_sentences(lang: str) -> list[str]:
+    """The development sentences' texts, read without the recognizer (a GPU host has none)."""
+    with DEV_SENTENCES.open("rb") as handle:
+        return [" ".join(row["text"].split()) for row in tomllib.load(handle)["sentence"] if row["lang"] == lang]
+
+
+def score(voice: str, lang: str, engine: str, precision: str, runtime: str, rendered: Rendered) -> Row:
+    cer = character_error_rate(lambda text: rendered.sentences[text], rendered.rate, lang, len(rendered.sentences))
+    return Row(voice, lang, engine, precision, runtime, dnsmos(rendered.paragraph, rendered.rate),
+               cer if rendered.sentences else None, rendered.rtf)
+
+
+class Recording:
+    """Renders kept in one ``.npz`` under their row's key, for ``--record`` and ``--replay``: a GPU
+    host has neither DNSMOS nor Whisper installed, so it renders and this machine scores."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def key(voice: str, precision: str, runtime: str) -> str:
+        return f"{voice}|{precision}|{runtime}"
+
+    def put(self, key: str, rendered: Rendered) -> None:
+        self.arrays[f"{key}|paragraph"] = rendered.paragraph
+        self.arrays[f"{key}|meta"] = np.array([rendered.rate, rendered.rtf], dtype=np.float64)
+        for index, (text, audio) in enumerate(rendered.sentences.items()):
+            self.arrays[f"{key}|sentence|{index}"] = audio
+            self.arrays[f"{key}|text|{index}"] = np.array(text)
+
+    def save(self, path: Path) -> None:
+        arrays: dict[str, Any] = self.arrays
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def load(cls, path: Path) -> Recording:
+        recording = cls()
+        with np.load(path) as data:
+            recording.arrays = {name: data[name] for name in data.files}
+        return recording
+
+    def keys(self) -> list[str]:
+        return [name.removesuffix("|paragraph") for name in self.arrays if name.endswith("|paragraph")]
+
+    def get(self, key: str) -> Rendered:
+        rate, rtf = self.arrays[f"{key}|meta"]
+        texts = sorted((n for n in self.arrays if n.startswith(f"{key}|text|")), key=lambda n: int(n.rsplit("|", 1)[1]))
+        sentences = {str(self.arrays[n]): self.arrays[n.replace("|text|", "|sentence|")] for n in texts}
+        return Rendered(self.arrays[f"{key}|paragraph"], int(rate), float(rtf), sentences)
+
+
+def kokoro_engine(voice: Any, dtype: str, threads: int, kernels: str, device: str = "cpu") -> Any:
     """The catalog voice on Kokoro at ``dtype``; ``kernels`` "eager" is the service's path
     (``load_engine``), "compiled" the same voice with the decoder's chains through
     ``torch.compile`` (``KokoroEngine.load(compile_kernels=True)``)."""
     from speech.engines.registry import load_engine
 
     if kernels == "eager":
-        return load_engine(voice, dtype=dtype, threads=threads)
+        return load_engine(voice, device=device, dtype=dtype, threads=threads)
     if kernels != "compiled":
         raise SystemExit(f"--kernels: eager or compiled, not {kernels!r}")
     from speech.engines.kokoro import KokoroEngine
     from speech.engines.registry import kokoro_pack
 
     return KokoroEngine.load(
-        kokoro_pack(voice), lang=voice.lang, espeak_voice=voice.espeak_voice, threads=threads, dtype=dtype,
-        compile_kernels=True,
+        kokoro_pack(voice), lang=voice.lang, espeak_voice=voice.espeak_voice, device=device, threads=threads,
+        dtype=dtype, compile_kernels=True,
     )
 
 
@@ -230,17 +288,23 @@ def table_line(row: Row) -> str:
 
 
 def drift_lines(rows: Sequence[Row]) -> list[str]:
-    """Each non-float32 Kokoro row against the same voice's float32 row, with the issue's limits."""
+    """Each non-float32 Kokoro row against the same voice's float32 row on the same device (a
+    precision is named ``bfloat16 cuda`` off the CPU), with the issue's limits."""
     lines = []
-    base = {r.voice: r.scores for r in rows if r.runtime == "torch" and r.precision == "float32"}
+
+    def device(row: Row) -> str:
+        return row.precision.rsplit(" ", 1)[1] if row.precision.endswith(" cuda") else "cpu"
+
+    base = {(r.voice, device(r)): r.scores for r in rows
+            if r.runtime == "torch" and r.precision.split(" ")[0] == "float32" and r.precision.split(" ")[-1] != "compiled"}
     for row in rows:
-        reference = base.get(row.voice)
-        if reference is None or row.engine != "kokoro" or (row.runtime, row.precision) == ("torch", "float32"):
+        reference = base.get((row.voice, device(row)))
+        if reference is None or row.engine != "kokoro" or (row.runtime == "torch" and reference is row.scores):
             continue
         d_p808, d_ovrl = reference.p808 - row.scores.p808, reference.ovrl - row.scores.ovrl
         ok = d_p808 <= LIMITS["p808"] and d_ovrl <= LIMITS["ovrl"]
         lines.append(
-            f"DRIFT voice={row.voice} runtime={row.runtime} precision={row.precision} "
+            f"DRIFT voice={row.voice} runtime={row.runtime} precision={row.precision.replace(' ', '_')} "
             f"p808_below_float32={d_p808:+.2f} ovrl_below_float32={d_ovrl:+.2f} {'ok' if ok else 'OVER'}"
         )
     return lines
@@ -260,9 +324,63 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--kernels", default="eager", help="Kokoro decoder kernels, comma-separated: eager, compiled (torch.compile)"
     )
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the Kokoro voices run")
+    parser.add_argument("--record", type=Path, help="render only, into this .npz (a GPU host without DNSMOS)")
+    parser.add_argument("--replay", type=Path, action="append", default=[],
+                        help="score the renders of a --record run instead of rendering (repeatable)")
     args = parser.parse_args(argv)
 
     from bench.machine import describe, usable_cores
+
+    print(HEADER if args.record is None else describe(args.device, args.dtypes))  # noqa: T201
+    rows: list[Row] = []
+    recording = Recording() if args.record is not None else None
+
+    def add(voice: Any, engine: str, precision: str, runtime: str, rendered: Rendered) -> None:
+        if recording is not None:
+            recording.put(Recording.key(voice.speaker, precision, runtime), rendered)
+            print(f"RENDERED voice={voice.speaker} precision={precision} runtime={runtime} rtf={rendered.rtf:.4f}", flush=True)  # noqa: T201
+            return
+        row = score(voice.speaker, voice.lang, engine, precision, runtime, rendered)
+        rows.append(row)
+        print(table_line(row), flush=True)  # noqa: T201
+
+    if args.replay:
+        replayed(args, add)
+    else:
+        rendered_here(args, add, usable_cores())
+    if recording is not None and args.record is not None:
+        recording.save(args.record)
+        return
+    for row in rows:
+        s = row.scores
+        print(  # noqa: T201
+            f"RESULT voice={row.voice} lang={row.lang} engine={row.engine} precision={row.precision.replace(' ', '_')} "
+            f"runtime={row.runtime} p808={s.p808:.2f} sig={s.sig:.2f} bak={s.bak:.2f} ovrl={s.ovrl:.2f} "
+            f"high_band_db={s.high_band_db:.1f} cer={'n/a' if row.cer is None else f'{row.cer:.3f}'} rtf={row.rtf:.3f}"
+        )
+    for line in drift_lines(rows):
+        print(line)  # noqa: T201
+
+
+Add = Callable[[Any, str, str, str, Rendered], None]
+
+
+def replayed(args: argparse.Namespace, add: Add) -> None:
+    """Each row of each ``--replay`` file, scored here (its RTF is the recording host's)."""
+    from speech.voices.catalog import Catalog
+
+    catalog = Catalog.load()
+    for path in args.replay:
+        recording = Recording.load(path)
+        for key in recording.keys():
+            speaker, precision, runtime = key.split("|")
+            voice = catalog.voice(args.model, speaker)
+            add(voice, voice.engine, precision, runtime, recording.get(key))
+
+
+def rendered_here(args: argparse.Namespace, add: Add, cores: int) -> None:
+    from bench.machine import describe
     from bench.rounds import onnxruntime_session
     from speech.engines.kokoro.engine import resolve_dtype
     from speech.engines.kokoro.weights import model_file
@@ -276,48 +394,35 @@ def main(argv: Sequence[str] | None = None) -> None:
     voices = [catalog.voice(args.model, n) for n in names] if names else list(catalog.voices_of(args.model))
     voices = [v for v in voices if languages is None or v.lang in languages]
     cer_limit = args.cer_sentences or (3 if args.quick else None)
-    threads = args.threads or usable_cores()
-    dtypes = [resolve_dtype(d, "cpu") for d in args.dtypes.split(",")]
-    print(describe("cpu", ",".join(dtypes)))  # noqa: T201
-    print(f"{len(voices)} voices; {threads} threads; paragraphs {PARAGRAPHS.name}; CER on {DEV_SENTENCES.name}")  # noqa: T201
-    print(HEADER)  # noqa: T201
-    print("|" + "---|" * HEADER.count(" | ") + "---|")  # noqa: T201
+    threads = args.threads or cores
+    dtypes = [resolve_dtype(d, args.device) for d in args.dtypes.split(",")]
+    where = "" if args.device == "cpu" else f" {args.device}"
+    if args.record is None:
+        print(describe(args.device, ",".join(dtypes)))  # noqa: T201
+        print(f"{len(voices)} voices; {threads} threads; paragraphs {PARAGRAPHS.name}; CER on {DEV_SENTENCES.name}")  # noqa: T201
+        print("|" + "---|" * HEADER.count(" | ") + "---|")  # noqa: T201
     session = None
-    rows: list[Row] = []
-
-    def add(row: Row) -> None:
-        rows.append(row)
-        print(table_line(row), flush=True)  # noqa: T201
-
     for voice in voices:
         paragraph = paragraphs[voice.lang]
+        with_cer = not args.no_cer
         if voice.engine == "kokoro":
             for dtype in dtypes:
                 for kernels in args.kernels.split(","):
-                    engine = kokoro_engine(voice, dtype, threads, kernels)
+                    engine = kokoro_engine(voice, dtype, threads, kernels, args.device)
                     speak = lector_speaker(engine, voice.lang)
-                    precision = dtype if kernels == "eager" else f"{dtype} {kernels}"
-                    add(measure(voice.speaker, voice.lang, "kokoro", precision, "torch", speak, engine.sample_rate,
-                                paragraph, cer_limit, not args.no_cer))
+                    precision = (dtype if kernels == "eager" else f"{dtype} {kernels}") + where
+                    add(voice, "kokoro", precision, "torch",
+                        render(speak, engine.sample_rate, paragraph, voice.lang, cer_limit, with_cer))
             if not args.no_reference:
                 session = session or onnxruntime_session(str(model_file()), threads, "cpu")
                 speak = onnxruntime_speaker(session, voice, voice.lang)
-                add(measure(voice.speaker, voice.lang, "kokoro", "int8 graph", "onnxruntime", speak, 24000,
-                            paragraph, cer_limit, not args.no_cer))
+                add(voice, "kokoro", "int8 graph", "onnxruntime",
+                    render(speak, 24000, paragraph, voice.lang, cer_limit, with_cer))
         else:
             engine = load_engine(voice, threads=threads)
             runtime = getattr(engine, "runtime", voice.engine)
-            add(measure(voice.speaker, voice.lang, voice.engine, "float32", str(runtime),
-                        lector_speaker(engine, voice.lang), engine.sample_rate, paragraph, cer_limit, not args.no_cer))
-    for row in rows:
-        s = row.scores
-        print(  # noqa: T201
-            f"RESULT voice={row.voice} lang={row.lang} engine={row.engine} precision={row.precision.replace(' ', '_')} "
-            f"runtime={row.runtime} p808={s.p808:.2f} sig={s.sig:.2f} bak={s.bak:.2f} ovrl={s.ovrl:.2f} "
-            f"high_band_db={s.high_band_db:.1f} cer={'n/a' if row.cer is None else f'{row.cer:.3f}'} rtf={row.rtf:.3f}"
-        )
-    for line in drift_lines(rows):
-        print(line)  # noqa: T201
+            add(voice, voice.engine, "float32", str(runtime),
+                render(lector_speaker(engine, voice.lang), engine.sample_rate, paragraph, voice.lang, cer_limit, with_cer))
 
 
 if __name__ == "__main__":

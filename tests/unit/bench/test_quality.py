@@ -3,11 +3,17 @@ drift lines flag a precision that falls below float32 by more than issue 24's li
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from bench.quality import (
+    DEV_SENTENCES,
     LIMITS,
+    Recording,
+    Rendered,
     Row,
     Scores,
     dnsmos,
@@ -82,3 +88,41 @@ def test_kernels_are_eager_or_compiled() -> None:
 
     with pytest.raises(SystemExit, match="eager or compiled"):
         kokoro_engine(Catalog.load().voice("coda", "ivy"), "float32", 1, "fused")
+
+
+def test_drift_lines_compare_a_gpu_precision_with_float32_on_the_gpu() -> None:
+    rows = [
+        _row("float32", 4.20, 3.40),
+        _row("float32 cuda", 4.30, 3.50),
+        _row("bfloat16 cuda", 4.30 - 2 * LIMITS["p808"], 3.50),  # over against cuda, level with cpu
+    ]
+    lines = drift_lines(rows)
+    assert len(lines) == 1
+    assert "precision=bfloat16_cuda" in lines[0] and lines[0].endswith(" OVER")
+
+
+def test_a_recording_replays_what_was_rendered(tmp_path: Path) -> None:
+    """``--record`` on a GPU host, ``--replay`` here: the paragraph, its rate and RTF, and each
+    CER sentence under its own text come back as they were rendered, in order."""
+    rng = np.random.default_rng(1)
+    rendered = Rendered(rng.standard_normal(480).astype(np.float32), 24000, 0.0123,
+                        {"Second sentence.": rng.standard_normal(7).astype(np.float32), "First.": np.zeros(3, np.float32)})
+    recording = Recording()
+    recording.put(Recording.key("ivy", "bfloat16 cuda", "torch"), rendered)
+    recording.put(Recording.key("owen", "float32 cuda", "torch"), replace(rendered, sentences={}))
+    recording.save(tmp_path / "r.npz")
+    back = Recording.load(tmp_path / "r.npz")
+    assert sorted(back.keys()) == ["ivy|bfloat16 cuda|torch", "owen|float32 cuda|torch"]
+    got = back.get("ivy|bfloat16 cuda|torch")
+    assert (got.rate, got.rtf) == (24000, pytest.approx(0.0123))
+    np.testing.assert_array_equal(got.paragraph, rendered.paragraph)
+    assert list(got.sentences) == ["Second sentence.", "First."]
+    np.testing.assert_array_equal(got.sentences["Second sentence."], rendered.sentences["Second sentence."])
+    assert back.get("owen|float32 cuda|torch").sentences == {}
+
+
+def test_dev_sentences_are_read_without_the_recognizer() -> None:
+    from bench.quality import dev_sentences
+    from tests.support.asr_multilingual import sentences
+
+    assert dev_sentences("fr") == [s.text for s in sentences("fr", source=DEV_SENTENCES)]
