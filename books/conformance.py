@@ -11,6 +11,13 @@ each chapter in chapter scope) misses the target by more than :data:`AIM_LU`, or
 over the ceiling, renders again with corrected gains and a lower limiter ceiling. The gains
 follow a secant per span: the limiter makes loudness grow slower than the gain, and two points
 measure by how much. Most books need one correction, never more than :data:`MAX_RENDERS`.
+
+A lossy codec's overs are not a function of the limiter's ceiling alone: on a noisy transient
+(joe's VITS draws noise in every synthesis) LAME moved a peak by a dB between two renders whose
+gains differed by half that, so a correction that chases the last tenths of loudness can push a
+peak that was under the promise over it. The loop therefore remembers each render's levels, and
+when its budget ends on a file that breaks the promise while an earlier render kept it, renders
+that one again (:func:`best_kept`): the same levels give the same file.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from books.timeline import Timeline
 from speech.audio import FileLevels
 
 CEILING_DBFS: Final = -3.0  # the true peak the API promises
-AIM_LU: Final = 0.2  # how close a correction aims (the promise is 0.5 LU)
+AIM_LU: Final = 0.2  # how close a correction aims
+PROMISE_LU: Final = 0.5  # how close the delivered file is to its target, as the API promises
 PEAK_MARGIN_DB: Final = 0.1  # a decoded peak this close under the ceiling is corrected as well (meters differ by ~0.05 dB)
 MAX_RENDERS: Final = 4
 #: The limiter's first ceiling under the promised one, per format: lossy codecs move peaks after
@@ -78,6 +86,23 @@ class Verdict:
 
     def ok(self, target_lufs: float) -> bool:
         return not self.peak_over() and not any(self.misses(target_lufs))
+
+    def worst_miss_lu(self, target_lufs: float) -> float:
+        return max((abs(v - target_lufs) for v in self.loudness if math.isfinite(v)), default=0.0)
+
+    def keeps_promise(self, target_lufs: float) -> bool:
+        """Under the ceiling and within :data:`PROMISE_LU` of the target: short of the aim, still
+        what the API says the file is."""
+        return self.true_peak_dbfs <= CEILING_DBFS and self.worst_miss_lu(target_lufs) <= PROMISE_LU
+
+
+def best_kept(tried: Sequence[Verdict], target_lufs: float) -> int | None:
+    """The render (index into ``tried``) to deliver when none met the aim: the last one if it keeps
+    the promise, else the earlier one that kept it closest to the target; ``None`` if none did."""
+    if not tried or tried[-1].keeps_promise(target_lufs):
+        return None if not tried else len(tried) - 1
+    kept = [i for i, seen in enumerate(tried) if seen.keeps_promise(target_lufs)]
+    return min(kept, key=lambda i: tried[i].worst_miss_lu(target_lufs)) if kept else None
 
 
 def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from books import conformance
-from books.conformance import Corrector, Span, Verdict
+from books.conformance import Corrector, Span, Verdict, best_kept
 from books.layout import ChapterMark, Layout
 from books.rendering import Measured
 from books.timeline import Timeline
@@ -68,3 +68,14 @@ def test_a_peak_over_the_ceiling_lowers_the_limiter_by_the_overshoot() -> None:
     after = Corrector("mp3", -19.0, [Span(0, 4, 0.0, None)]).next_levels(levels, Verdict([-19.0], -2.7))
     assert 20 * math.log10(before / after.ceiling) >= 0.3
     assert np.allclose(after.gains, levels.gains)  # the loudness was right: the gain stays
+
+
+def test_the_render_that_kept_the_promise_is_delivered_when_a_later_one_broke_it() -> None:
+    """The run that set this (joe, MP3, a noisy burst): render 3 kept the promise short of the
+    aim, render 4 chased the last 0.28 LU and LAME put a peak 0.45 dB over the ceiling."""
+    tried = [Verdict([-20.44], -3.26), Verdict([-19.54], -2.75), Verdict([-19.28], -3.50), Verdict([-18.81], -2.55)]
+    assert best_kept(tried, -19.0) == 2
+    assert best_kept(tried[:3], -19.0) == 2  # the last kept it: delivered as it is
+    assert best_kept([Verdict([-19.45], -3.3), Verdict([-19.3], -3.2), Verdict([-19.1], -2.9)], -19.0) == 1  # the closest
+    assert best_kept([Verdict([-20.44], -3.26), Verdict([-19.54], -2.75)], -19.0) is None  # none did
+    assert not Verdict([-19.0], -2.99).keeps_promise(-19.0) and Verdict([-19.5], -3.0).keeps_promise(-19.0)

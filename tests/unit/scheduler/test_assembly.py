@@ -272,3 +272,49 @@ def test_a_chunk_at_another_rate_than_the_first_is_refused(book, tmp_path: Path)
     objects.put_bytes(chunk_meta_key(job_id, 2), json.dumps({**meta, "sample_rate": 16000}).encode())
     with pytest.raises(ValueError, match="chunk 2 is at 16000 Hz, the job's first chunk at 22050 Hz"):
         assembly.render(objects, job_id, _params({"format": "wav"}), tmp_path, workers=1)
+
+
+def test_the_loop_delivers_again_the_render_that_kept_the_promise_when_its_last_broke_it(tmp_path: Path) -> None:
+    """``_conform`` on real files, decoded and measured: renders whose loudness and true peak are
+    those of the run that set ``books.conformance.best_kept`` (the fourth chased the aim and went
+    over the ceiling). The third render's levels are rendered once more, and its file is what
+    stays."""
+    import soundfile
+
+    from books.rendering import Measured
+    from books.timeline import Timeline
+    from speech.audio import measure_file
+
+    rate = 44100
+    t = np.arange(8 * rate) / rate
+
+    def wav(lufs_from: float, peak_dbfs: float) -> Path:
+        """A tone at a level, with one 5 ms burst that sets the true peak."""
+        y = 0.1 * np.sin(2 * np.pi * 997 * t)
+        burst = slice(4 * rate, 4 * rate + 220)
+        y[burst] = 10 ** (peak_dbfs / 20) * np.sin(2 * np.pi * 997 * t[burst])
+        path = tmp_path / f"{lufs_from}_{peak_dbfs}.wav"
+        soundfile.write(path, (y * 10 ** (lufs_from / 20)).astype(np.float32), rate, subtype="FLOAT")
+        return path
+
+    files = [wav(-2.0, -3.3), wav(-1.0, -2.7), wav(-0.5, -3.5), wav(0.2, -2.5)]
+    seen = [conformance.verdict(measure_file(f), [conformance.Span(0, 1, 0.0, None)]) for f in files]
+    target = seen[2].loudness[0] + 0.3  # the third misses the aim (0.2) and keeps the promise (0.5)
+    assert [v.keeps_promise(target) for v in seen] == [False, False, True, False]
+    assert not any(v.ok(target) for v in seen)
+
+    timeline = Timeline.build(rate, [0], [len(t)])
+    first = Measured(timeline, [0.5], [1.0], conformance.limiter_ceiling("wav"))
+    audio = tmp_path / "audio.wav"
+    audio.write_bytes(files[0].read_bytes())
+    calls: list[Measured] = []
+
+    def render_again(levels: Measured) -> int:
+        calls.append(levels)
+        chosen = files[2] if len(calls) == 4 and levels is calls[1] else files[min(len(calls), 3)]
+        audio.write_bytes(chosen.read_bytes())
+        return 0
+
+    assembly._conform(uuid.uuid4(), Layout([0], []), timeline, lambda: first, audio, target, render_again, fmt="wav", chapter_scope=False)
+    assert len(calls) == 4 and calls[3] is calls[1]  # renders 2-4, then render 3's levels again
+    assert audio.read_bytes() == files[2].read_bytes()
