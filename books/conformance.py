@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from books.layout import Layout
@@ -37,6 +37,7 @@ AIM_LU: Final = 0.2  # how close a correction aims
 PROMISE_LU: Final = 0.5  # how close the delivered file is to its target, as the API promises
 PEAK_MARGIN_DB: Final = 0.1  # a decoded peak this close under the ceiling is corrected as well (meters differ by ~0.05 dB)
 MAX_RENDERS: Final = 4
+_LAST_RESORT_DB: Final = 0.5  # the last resort's ceiling: this much further under the overshoot seen
 #: The limiter's first ceiling under the promised one, per format: lossy codecs move peaks after
 #: the limiter (a few tenths of a dB on speech); lossless files differ only by the oversampling
 #: filter of whoever measures them.
@@ -103,6 +104,16 @@ def best_kept(tried: Sequence[Verdict], target_lufs: float) -> int | None:
         return None if not tried else len(tried) - 1
     kept = [i for i, seen in enumerate(tried) if seen.keeps_promise(target_lufs)]
     return min(kept, key=lambda i: tried[i].worst_miss_lu(target_lufs)) if kept else None
+
+
+def last_resort(tried: Sequence[tuple[Measured, Verdict]], target_lufs: float) -> Measured:
+    """Levels for one more render when no render kept the promise: the gains of the render
+    closest to the target, under a limiter ceiling lowered by that render's overshoot and the
+    codec's headroom once more. Loudness gives a little (the limiter takes it only at peaks) so
+    that the file is under the ceiling, which a retailer rejects a file for."""
+    levels, seen = min(tried, key=lambda pair: pair[1].worst_miss_lu(target_lufs))
+    over_db = max(seen.true_peak_dbfs - CEILING_DBFS, 0.0) + PEAK_MARGIN_DB
+    return replace(levels, ceiling=levels.ceiling * 10 ** (-(over_db + _LAST_RESORT_DB) / 20))
 
 
 def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:

@@ -316,7 +316,14 @@ def _conform(
         render_again(levels)
     best = conformance.best_kept([seen for _, seen in tried], target)
     if best is None:
-        log.warning("job %s: no render of %d met the loudness target and the true-peak ceiling", job_id, len(tried))
+        render_again(conformance.last_resort([(lv or rendered_with(), seen) for lv, seen in tried], target))
+        last = conformance.verdict(measure_file(audio), parts)
+        log.log(
+            logging.INFO if last.keeps_promise(target) else logging.WARNING,
+            "job %s: no render of %d kept the target and the ceiling; a last one with a lower ceiling decodes at "
+            "%s LUFS, true peak %.2f dBFS", job_id, len(tried), ", ".join(f"{v:.2f}" for v in last.loudness),
+            last.true_peak_dbfs,
+        )
     elif best != len(tried) - 1:
         log.info("job %s: render %d kept the promise and the last did not: rendering it again", job_id, best + 1)
         render_again(tried[best][0] or rendered_with())

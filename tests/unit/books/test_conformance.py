@@ -79,3 +79,15 @@ def test_the_render_that_kept_the_promise_is_delivered_when_a_later_one_broke_it
     assert best_kept([Verdict([-19.45], -3.3), Verdict([-19.3], -3.2), Verdict([-19.1], -2.9)], -19.0) == 1  # the closest
     assert best_kept([Verdict([-20.44], -3.26), Verdict([-19.54], -2.75)], -19.0) is None  # none did
     assert not Verdict([-19.0], -2.99).keeps_promise(-19.0) and Verdict([-19.5], -3.0).keeps_promise(-19.0)
+
+
+def test_the_last_resort_keeps_the_closest_gains_under_a_ceiling_lowered_by_the_overshoot() -> None:
+    timeline = _timeline()
+    ceiling = conformance.limiter_ceiling("mp3")
+    far = Measured(timeline, [0.5] * 4, [1.0] * 4, ceiling)
+    near = Measured(timeline, [0.5] * 4, [1.2] * 4, ceiling * 0.95)
+    levels = conformance.last_resort([(far, Verdict([-20.4], -3.3)), (near, Verdict([-19.1], -2.6))], -19.0)
+    assert levels.gains == near.gains
+    lowered_db = 20 * math.log10(near.ceiling / levels.ceiling)
+    assert lowered_db >= 0.4 + conformance.PEAK_MARGIN_DB  # the 0.4 dB it was over, and more
+    assert lowered_db <= 1.5
