@@ -3,6 +3,8 @@ per adapter and re-raised from these. No HTTP statuses here.
 
     StoreError
     ├── DatabaseUnavailable      PostgreSQL cannot be reached (facade: 500 "Database error")
+    ├── TransactionConflict      PostgreSQL aborted a transaction to break a deadlock or a
+    │                            serialization conflict: running it again succeeds
     ├── ObjectStoreError
     │   ├── ObjectNotFound       no object under that key
     │   └── ObjectStoreUnavailable  the S3 endpoint cannot be reached
@@ -27,6 +29,10 @@ class StoreError(Exception):
 
 class DatabaseUnavailable(StoreError):
     pass
+
+
+class TransactionConflict(StoreError):
+    """Transient by nature (SQLSTATE 40P01, 40001): the workers retry the task, as for an outage."""
 
 
 class ObjectStoreError(StoreError):

@@ -32,7 +32,7 @@ from scheduler.queue import (
     TASK_SYNTHESIZE,
     TASK_WEBHOOK,
 )
-from store.errors import DatabaseUnavailable, ObjectStoreUnavailable
+from store.errors import DatabaseUnavailable, ObjectStoreUnavailable, TransactionConflict
 from workers.resources import Resources
 
 log = logging.getLogger("lector.tasks")
@@ -40,8 +40,9 @@ log = logging.getLogger("lector.tasks")
 # BrokenProcessPool: an assembly worker process died (the OOM killer); the retry gets a new pool.
 # BrokerUnavailable: a send gave up on the broker (restarting longer than PATIENT_RETRY): the job
 # must not fail for it; the task's delivery comes back when the broker does.
+# TransactionConflict: PostgreSQL broke a deadlock by aborting this task's transaction; again, it runs.
 TRANSIENT = (
-    DatabaseUnavailable, ObjectStoreUnavailable, BrokerUnavailable, redis.ConnectionError, ConnectionError,
+    DatabaseUnavailable, TransactionConflict, ObjectStoreUnavailable, BrokerUnavailable, redis.ConnectionError, ConnectionError,
     TimeoutError, BrokenProcessPool,
 )
 RETRY = {

@@ -41,7 +41,10 @@ def add_batches(
 
 def lock_account(*, session: Session, account_id: uuid.UUID) -> None:
     """Hold the account's row until the transaction ends: hand-outs of one account take turns."""
-    session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    # FOR NO KEY UPDATE: it excludes its own kind, and not the KEY SHARE that a foreign key to the
+    # account takes (usage and chunk cache rows written earlier in a task's transaction). FOR
+    # UPDATE waited on those, and two tasks of one account deadlocked (tests/integration/store/test_account_lock.py).
+    session.execute(select(Account.id).where(Account.id == account_id).with_for_update(key_share=True))
 
 
 def in_flight(*, session: Session, account_id: uuid.UUID) -> int:

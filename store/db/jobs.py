@@ -27,7 +27,10 @@ from store.status import STARTED, TERMINAL, ChunkStatus, IllegalTransition, JobS
 def unfinished_jobs(*, session: Session, account_id: uuid.UUID) -> int:
     """How many of an account's jobs have not ended, counted under a lock on the account's row:
     two submissions at once count one after the other, so a limit holds exactly."""
-    session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    # FOR NO KEY UPDATE: it excludes its own kind, and not the KEY SHARE that a foreign key to the
+    # account takes (usage and chunk cache rows written earlier in a task's transaction). FOR
+    # UPDATE waited on those, and two tasks of one account deadlocked (tests/integration/store/test_account_lock.py).
+    session.execute(select(Account.id).where(Account.id == account_id).with_for_update(key_share=True))
     return int(
         session.scalar(
             select(func.count()).select_from(Job).where(Job.account_id == account_id, Job.status.not_in(sorted(TERMINAL)))

@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
-from store.errors import DatabaseUnavailable
+from store.errors import DatabaseUnavailable, TransactionConflict
 
 # What the scheduler's steps take: a call that opens one unit of work (commit on success).
 SessionFactory = Callable[[], AbstractContextManager[Session]]
@@ -74,6 +74,9 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
+_CONFLICT_SQLSTATES = frozenset({"40P01", "40001"})  # deadlock_detected, serialization_failure
+
+
 def _is_unavailable(error: exc.OperationalError) -> bool:
     if error.connection_invalidated:
         return True
@@ -84,11 +87,14 @@ def _is_unavailable(error: exc.OperationalError) -> bool:
 
 @contextmanager
 def translate_db_errors() -> Iterator[None]:
-    """Turn "cannot reach PostgreSQL" into ``DatabaseUnavailable``; other errors pass unchanged
-    (a serialization failure is an ``OperationalError`` too, but the database is there)."""
+    """Turn "cannot reach PostgreSQL" into ``DatabaseUnavailable`` and a deadlock or serialization
+    failure (an ``OperationalError`` too, but the database is there) into ``TransactionConflict``;
+    other errors pass unchanged."""
     try:
         yield
     except exc.OperationalError as error:
+        if getattr(error.orig, "sqlstate", None) in _CONFLICT_SQLSTATES:
+            raise TransactionConflict(str(error.orig)) from error
         if _is_unavailable(error):
             raise DatabaseUnavailable(str(error.orig)) from error
         raise

@@ -54,6 +54,7 @@ ANSWERS: dict[type[Exception], tuple[int, str]] = {
     store_errors.InvalidApiKey: (401, "invalid api key"),
     store_errors.InvalidSubscription: (401, "invalid subscription"),
     store_errors.DatabaseUnavailable: (500, "Database error"),
+    store_errors.TransactionConflict: (500, "Database error"),
     store_errors.JobNotFound: (404, "job not found"),
     store_errors.ObjectNotFound: (404, "job not found"),
     store_errors.IdempotencyConflict: (409, "Idempotency-Key was already used with a different request body"),
