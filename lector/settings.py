@@ -148,7 +148,7 @@ class Settings(_Checked):
     device: Device = "auto"
     engine_dtype: Literal["auto", "float32", "bfloat16", "int8"] = Field(
         "auto",
-        description="neural precision: auto (Kokoro in bfloat16 on a CPU with AMX, float32 elsewhere: "
+        description="neural precision: auto (Kokoro in bfloat16 on a CPU with AMX or AVX-512 BF16, float32 elsewhere: "
         "the fastest precision that sounds as float32 does, see docs/voices.md), float32, bfloat16, "
         "int8 (Kokoro on CPU, opt-in: it sounds worse)",
     )

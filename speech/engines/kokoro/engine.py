@@ -73,22 +73,25 @@ _models_lock = threading.Lock()
 
 
 def resolve_dtype(dtype: str, device: str) -> str:
-    """``auto``: bfloat16 on a CPU with AMX, float32 elsewhere.
+    """``auto``: bfloat16 on a CPU that multiplies it natively (AMX, or AVX-512 BF16), float32
+    elsewhere.
 
     Quality first (issue 24: within 0.05 DNSMOS P.808 and 0.10 OVRL of float32,
     ``python -m bench.quality``). The int8 path was the CPU default and sounded far worse (P.808
     3.40 against 4.25 for ``af_heart``): torch's dynamic int8 ``Conv1d`` requantized its output
     at its input's scale. bfloat16, with the instance norms' statistics, the harmonic source,
-    the STFTs and ``conv_post`` in float32, scores within 0.01 P.808 of float32 and runs at
-    0.62x onnxruntime's time where AMX multiplies bfloat16 (an Intel Xeon); without AMX its
-    convolutions are emulated or converted and float32 stays. GPUs keep float32: bfloat16 is
-    not batch-invariant (a padded batch moves an item by 15-20 dB waveform SNR), which
-    ``test_engine.py`` asks of the GPU's large batches."""
+    the STFTs and ``conv_post`` in float32, scores within 0.03 P.808 of float32 and runs at
+    0.62x onnxruntime's time where AMX multiplies bfloat16 (an Intel Xeon) and 0.83x where
+    AVX-512 BF16's dot products do (an AMD Zen 5, whose float32 takes 1.3-1.4x); on an AVX2 CPU
+    oneDNN converts bfloat16 to float32 around each product, and float32 stays. GPUs keep float32:
+    bfloat16 is not batch-invariant (a padded batch moves an item by 15-20 dB waveform SNR),
+    which ``test_engine.py`` asks of the GPU's large batches."""
     if dtype not in DTYPES:
         raise EngineError(f"dtype must be one of {sorted(DTYPES)}, not {dtype!r}")
     if dtype == "auto":
         cpu = torch.device(device).type == "cpu"
-        return "bfloat16" if cpu and torch.cpu._is_amx_tile_supported() else "float32"
+        native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+        return "bfloat16" if cpu and native else "float32"
     if dtype == "int8" and torch.device(device).type != "cpu":
         raise EngineError("int8 Kokoro runs on CPU only; use float32 or bfloat16 on GPUs")
     return dtype

@@ -15,7 +15,7 @@ replaced, torch's dynamic ``Conv1d`` that clipped its outputs, read 2.1 dB (P.80
 that adds audible noise. Measured on a 2-vCPU AMD EPYC (Zen 5, AVX-512), torch 2.13.
 
 bfloat16, one item alone, has a floor of its own, 20 dB: it reads 25.5 dB on a 2-vCPU Intel Xeon
-with AMX (oneDNN's bfloat16 convolutions), where it is ``auto``'s pick. Before the instance
+with AMX (oneDNN's bfloat16 convolutions); ``auto`` picks it there and on AVX-512 BF16 (Zen 5). Before the instance
 norm's statistics were taken in float32 it read -148 dB: a lone item (no padding mask) took the
 mean square minus the squared mean in bfloat16, the variance came out zero, and the decoder's
 output reached 1e8 to 1e22. A padded batch took the masked branch and hid it from every test.
@@ -62,11 +62,15 @@ def magnitude_snr_db(reference: np.ndarray, ours: np.ndarray) -> float:
 BFLOAT16_FLOOR_DB = 20.0
 
 
-def test_auto_is_bfloat16_only_where_the_cpu_has_amx(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
-    assert resolve_dtype("auto", "cpu") == "float32"
-    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
-    assert resolve_dtype("auto", "cpu") == "bfloat16"
+@pytest.mark.parametrize(("amx", "avx512_bf16", "picked"), [
+    (False, False, "float32"), (True, False, "bfloat16"), (False, True, "bfloat16"), (True, True, "bfloat16"),
+])
+def test_auto_is_bfloat16_only_where_the_cpu_multiplies_it(
+    monkeypatch: pytest.MonkeyPatch, amx: bool, avx512_bf16: bool, picked: str
+) -> None:
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    assert resolve_dtype("auto", "cpu") == picked
     assert resolve_dtype("float32", "cpu") == "float32"
 
 
