@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from speech.engines.base import Engine
-from speech.errors import WeightsError
+from speech.errors import EngineError, WeightsError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -111,14 +111,21 @@ def kokoro_pack(voice: Voice, fetch: Fetch | None = None) -> np.ndarray:
 
 
 def _kokoro(
-    voice: Voice, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None
+    voice: Voice, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None,
+    kokoro_kernels: str = "auto",
 ) -> Engine:
     from speech.engines.kokoro import KokoroEngine
 
+    if kokoro_kernels not in KOKORO_KERNELS:
+        raise EngineError(f"kokoro_kernels must be one of {sorted(KOKORO_KERNELS)}, not {kokoro_kernels!r}")
     return KokoroEngine.load(
         kokoro_pack(voice, fetch), lang=voice.lang, espeak_voice=voice.espeak_voice,
-        device=device, threads=threads, cache_dir=cache_dir, dtype=dtype,
+        device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, compile_kernels=KOKORO_KERNELS[kokoro_kernels],
     )
+
+
+#: ``kokoro_kernels`` -> ``KokoroEngine.load``'s ``compile_kernels`` (None: its own rule, fused on GPUs).
+KOKORO_KERNELS: dict[str, bool | None] = {"auto": None, "eager": False, "compiled": True}
 
 
 def _espeak(voice: Voice, **_: object) -> Engine:
@@ -139,11 +146,17 @@ def load_engine(
     dtype: str = "float32",
     fetch: Fetch | None = None,
     vits_runtime: str = "auto",
+    kokoro_kernels: str = "auto",
 ) -> Engine:
     """The engine for ``voice``; ``dtype`` is the neural decoder's precision ("bfloat16" on GPUs);
     ``vits_runtime`` who runs a VITS voice (``VitsEngine.load``'s ``runtime``: auto is
-    onnxruntime on CPU in float32, our PyTorch modules otherwise)."""
-    extra = {"vits_runtime": vits_runtime} if voice.engine == "vits" else {}
+    onnxruntime on CPU in float32, our PyTorch modules otherwise); ``kokoro_kernels`` whether a
+    Kokoro voice's decoder chains are fused by ``torch.compile`` (:data:`KOKORO_KERNELS`)."""
+    extra: dict[str, str] = {}
+    if voice.engine == "vits":
+        extra = {"vits_runtime": vits_runtime}
+    elif voice.engine == "kokoro":
+        extra = {"kokoro_kernels": kokoro_kernels}
     return LOADERS[voice.engine](
         voice, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, fetch=fetch, **extra
     )

@@ -1,0 +1,32 @@
+"""``LECTOR_KOKORO_KERNELS`` reaches the engine: ``compiled`` fuses a Kokoro voice's decoder
+chains on a CPU too (opt-in: faster after its compiling), ``eager`` keeps them plain on any
+device, ``auto`` is the engine's own rule (fused on GPUs only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lector.settings import Settings
+from speech.engines.kokoro import kernels
+from speech.engines.registry import load_engine
+from speech.errors import EngineError
+from speech.voices.catalog import Catalog
+
+pytestmark = pytest.mark.slow
+
+
+def _chains(engine: object) -> set[object]:
+    model = engine.model  # type: ignore[attr-defined]
+    return {module.kernels for module in model.modules() if hasattr(module, "kernels")}
+
+
+def test_the_setting_picks_the_decoder_chains(monkeypatch: pytest.MonkeyPatch) -> None:
+    voice = Catalog.load().voice("coda", "ivy")
+    monkeypatch.setenv("LECTOR_KOKORO_KERNELS", "compiled")
+    assert Settings().kokoro_kernels == "compiled"
+    compiled = load_engine(voice, dtype="float32", kokoro_kernels=Settings().kokoro_kernels)
+    assert _chains(compiled) == {kernels.compiled()}
+    for plain in ("auto", "eager"):  # on the CPU both are eager
+        assert kernels.compiled() not in _chains(load_engine(voice, dtype="float32", kokoro_kernels=plain))
+    with pytest.raises(EngineError, match="kokoro_kernels"):
+        load_engine(voice, dtype="float32", kokoro_kernels="fast")
