@@ -31,9 +31,10 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
     from speech.engines.kokoro.phonemes import KokoroPhonemizer, token_ids
     from speech.engines.kokoro.voices import bundled_packs
     from speech.engines.kokoro.weights import model_file
+    from speech.engines.registry import KOKORO_KERNELS
 
     dtype = resolve_dtype(args.dtype, args.device)
-    compile_kernels = {"auto": None, "eager": False, "compiled": True}[args.kernels]
+    compile_kernels = KOKORO_KERNELS[args.kernels]
     pack = bundled_packs()["jm_kumo"]
     engine = KokoroEngine.load(
         pack,

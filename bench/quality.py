@@ -349,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         replayed(args, add)
     else:
         rendered_here(args, add, usable_cores())
-    if recording is not None and args.record is not None:
+    if recording is not None:
         recording.save(args.record)
         return
     for row in rows:

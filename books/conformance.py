@@ -100,9 +100,9 @@ class Verdict:
 def best_kept(tried: Sequence[Verdict], target_lufs: float) -> int | None:
     """The render (index into ``tried``) to deliver when none met the aim: the last one if it keeps
     the promise, else the earlier one that kept it closest to the target; ``None`` if none did."""
-    if not tried or tried[-1].keeps_promise(target_lufs):
-        return None if not tried else len(tried) - 1
     kept = [i for i, seen in enumerate(tried) if seen.keeps_promise(target_lufs)]
+    if kept and kept[-1] == len(tried) - 1:
+        return kept[-1]
     return min(kept, key=lambda i: tried[i].worst_miss_lu(target_lufs)) if kept else None
 
 
