@@ -19,7 +19,8 @@ from sqlalchemy import ColumnElement, Integer, Table, bindparam, func, literal, 
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from store.db.models import JOB_STATUSES, Account, Job, JobChunk, WebhookAttempt
+from store.db.batches import lock_account
+from store.db.models import JOB_STATUSES, Job, JobChunk, WebhookAttempt
 from store.errors import IdempotencyConflict, InvalidArgument, JobNotFound
 from store.status import STARTED, TERMINAL, ChunkStatus, IllegalTransition, JobStatus, sources
 
@@ -27,10 +28,7 @@ from store.status import STARTED, TERMINAL, ChunkStatus, IllegalTransition, JobS
 def unfinished_jobs(*, session: Session, account_id: uuid.UUID) -> int:
     """How many of an account's jobs have not ended, counted under a lock on the account's row:
     two submissions at once count one after the other, so a limit holds exactly."""
-    # FOR NO KEY UPDATE: it excludes its own kind, and not the KEY SHARE that a foreign key to the
-    # account takes (usage and chunk cache rows written earlier in a task's transaction). FOR
-    # UPDATE waited on those, and two tasks of one account deadlocked (tests/integration/store/test_account_lock.py).
-    session.execute(select(Account.id).where(Account.id == account_id).with_for_update(key_share=True))
+    lock_account(session=session, account_id=account_id)  # the hand-outs' lock: they take turns too
     return int(
         session.scalar(
             select(func.count()).select_from(Job).where(Job.account_id == account_id, Job.status.not_in(sorted(TERMINAL)))
