@@ -12,8 +12,10 @@ supervisor; it is the one that stops the children. That makes stopping its job a
   child's name after each restart (``lector run`` uses it to resume the jobs of a dead worker).
 - The first SIGTERM/SIGINT/SIGHUP starts the stop; later ones (``make`` forwards a second Ctrl-C,
   an impatient operator) are logged and change nothing, so a stop in progress is never cut
-  short and no child is left behind. Signals are held off while a child is being spawned, so a
-  child is never started without being recorded.
+  short and no child is left behind. A signal during a spawn is acted on once the child is
+  recorded, so a child is never started without being stopped. (Not by blocking the signals
+  around ``Popen``: a child inherits its parent's signal mask across exec, and every child then
+  ignored SIGTERM and was SIGKILLed after ``stop_timeout_s``, with no graceful shutdown.)
 - Stopping sends SIGTERM to each child's process group, waits up to ``stop_timeout_s``, then
   SIGKILLs the groups still there.
 """
@@ -70,6 +72,8 @@ class Supervisor:
         self.stopping = False
         self._watching = False
         self._stopped = False
+        self._spawning = False
+        self._interrupted = False  # a stop signal came during a spawn, before watching
 
     # --- signals ---------------------------------------------------------------------------------
 
@@ -83,8 +87,12 @@ class Supervisor:
             return
         self.stopping = True
         log.info("%s received; stopping", signal.Signals(signum).name)
-        if not self._watching:
-            raise KeyboardInterrupt  # still starting up (migrations, backends): unwind to the finally
+        if self._watching:
+            return
+        if self._spawning:
+            self._interrupted = True  # raised once the child is recorded (_spawn)
+            return
+        raise KeyboardInterrupt  # still starting up (migrations, backends): unwind to the finally
 
     # --- running ---------------------------------------------------------------------------------
 
@@ -94,13 +102,15 @@ class Supervisor:
         self._children[name] = _Child(name, list(argv), dict(env))
 
     def _spawn(self, child: _Child) -> None:
-        # Held off while spawning: a stop signal then finds the child recorded, and stops it.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        self._spawning = True
         try:
             child.proc = subprocess.Popen(child.argv, env={**os.environ, **child.env}, start_new_session=True)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            self._spawning = False
         log.info("started %s (pid %d)", child.name, child.proc.pid)
+        if self._interrupted:
+            self._interrupted = False
+            raise KeyboardInterrupt  # the signal that came during the spawn: the child is recorded
 
     def start(self) -> None:
         for child in self._children.values():

@@ -233,6 +233,9 @@ def test_a_stopped_service_is_one_line(lector_run, data_dir: Path) -> None:  # t
     os.killpg(lector_run.pid, signal.SIGTERM)
     lector_run.wait(timeout=60)
     assert not (data_dir / "run.json").exists()  # removed on the way out
+    # The API heard the SIGTERM and shut down on its own (a child that inherited a blocked
+    # signal mask once sat out the stop until the supervisor's SIGKILL).
+    assert "Finished server process" in (data_dir / "run.log").read_text()
     result = cli(data_dir, "jobs", "list")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr

@@ -38,11 +38,12 @@ REDIS_STALL_S = 20
 REAPER_EVERY_S = 30
 
 
-def redis_bound_s(reference: Render) -> float:
+def redis_bound_s(*references: Render) -> float:
     """With Redis, the job ends within the stall time, one sweep of the reaper, and what is left
     of the book (docs/scaling.md): here at most the whole book on one synth host of the two,
-    twice the fault-free render's time on this machine as loaded now."""
-    return REDIS_STALL_S + REAPER_EVERY_S + 2 * reference.took_s
+    twice the fault-free render's time on this machine as loaded now. With several references
+    (one before the fault and one after, where the machine's load swings), the slower one."""
+    return REDIS_STALL_S + REAPER_EVERY_S + 2 * max(r.took_s for r in references)
 
 
 @dataclass(frozen=True)
