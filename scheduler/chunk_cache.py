@@ -46,10 +46,13 @@ COPY_THREADS = 8
 
 
 def content_key(
-    voice: Voice, units: Sequence[StreamStep], controls: Controls, *, lang: str, stored_rate: int, sentence_gap_ms: int
+    voice: Voice, units: Sequence[StreamStep], controls: Controls, *, lang: str, stored_rate: int, sentence_gap_ms: int,
+    numerics: str,
 ) -> str:
     """The chunk's content key (``scheduler.content_keys``)."""
-    return ChunkInputs.of(voice, units, controls, lang=lang, stored_rate=stored_rate, sentence_gap_ms=sentence_gap_ms).digest()
+    return ChunkInputs.of(
+        voice, units, controls, lang=lang, stored_rate=stored_rate, sentence_gap_ms=sentence_gap_ms, numerics=numerics
+    ).digest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,10 @@ need a name for a chunk's audio that is the same exactly when the audio would be
 - the engine instance (``Voice.key``: engine, weights reference, language, eSpeak voice, the
   Kokoro pack or blend) and the weights' digest (``speech.voices.identity``), so an upgraded
   voice package renders afresh;
+- the precision the engine computes in (``speech.engines.base.numerics_of``: "float32",
+  "bfloat16", "int8"), so a deployment that changes it (``LECTOR_KOKORO_DTYPE``, or a host whose
+  CPU picks another under ``auto``) renders in the new one rather than mixing the old audio into
+  a revised book;
 - the units the engine is given (``speech.stream_steps.steps_for_request``: the text after markup, lexicons
   and normalisation, phoneme stretches as phonemes). Lexicon versions enter through what they
   change: a new version that rewrites a word changes the units of exactly the chunks that
@@ -46,6 +50,7 @@ class ChunkInputs:
 
     engine: str  # Voice.key
     weights: str  # speech.voices.identity.weights_digest
+    numerics: str  # speech.engines.base.numerics_of
     units: tuple[tuple[object, ...], ...]
     time_scale: float
     speed: float | None  # a rate, above 1.0 faster (facade.vendor_controls reads the vendor's speedAlpha)
@@ -56,10 +61,10 @@ class ChunkInputs:
     @classmethod
     def of(
         cls, voice: Voice, units: Sequence[StreamStep], controls: Controls, *, lang: str, stored_rate: int,
-        sentence_gap_ms: int,
+        sentence_gap_ms: int, numerics: str,
     ) -> ChunkInputs:
         return cls(
-            engine=voice.key, weights=weights_digest(voice), units=tuple(_unit(u) for u in units),
+            engine=voice.key, weights=weights_digest(voice), numerics=numerics, units=tuple(_unit(u) for u in units),
             time_scale=float(controls.time_scale),
             speed=None if controls.speed is None else float(controls.speed), lang=lang, stored_rate=int(stored_rate), sentence_gap_ms=int(sentence_gap_ms),
         )
@@ -68,7 +73,8 @@ class ChunkInputs:
         """64 hex digits of sha256 over the canonical JSON of the inputs."""
         canonical = json.dumps(
             {
-                "v": RENDER_VERSION, "engine": self.engine, "weights": self.weights, "units": self.units,
+                "v": RENDER_VERSION, "engine": self.engine, "weights": self.weights, "numerics": self.numerics,
+                "units": self.units,
                 "time_scale": self.time_scale, "speed": self.speed,
                 "lang": self.lang, "rate": self.stored_rate, "gap": self.sentence_gap_ms,
             },

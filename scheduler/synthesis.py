@@ -32,6 +32,7 @@ from scheduler.chunk_record import ChunkRecord
 from scheduler.job_params import JobParams
 from scheduler.lexicons import LexiconLimits, for_request
 from scheduler.objects import plan_key
+from speech.engines.base import numerics_of
 from speech.stream_steps import StreamStep, located, plan_segments, steps_for_request
 from speech.synthesizer import BatchSynthesizer, Controls
 from speech.text.offsets import Runs, placed
@@ -285,10 +286,11 @@ def synthesize_batch(
     lexicons = job_lexicons(sessions, account_id, params)
     steps = plan.steps if params.ssml else []  # an SSML job's stretches of each chunk (books.job_ssml)
     units = {i: chunk_units(text, steps[i] if steps else None, lang, params.normalize, lexicons) for i, text in todo}
+    speakers = {i: _speaking(catalog, params, voice, layout, i) for i, _ in todo}
     keys = {
         i: chunk_cache.content_key(
-            _speaking(catalog, params, voice, layout, i), units[i], controls, lang=lang, stored_rate=book_rate,
-            sentence_gap_ms=SENTENCE_GAP_MS,
+            speakers[i], units[i], controls, lang=lang, stored_rate=book_rate, sentence_gap_ms=SENTENCE_GAP_MS,
+            numerics=numerics_of(synthesizer.engine(speakers[i])),
         )
         for i, _ in todo
     }

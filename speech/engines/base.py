@@ -69,6 +69,22 @@ class GatheringEngine(Engine, Protocol):
     batches_calls: bool
 
 
+@runtime_checkable
+class NumericsEngine(Engine, Protocol):
+    """An engine that can compute at more than one precision. ``numerics`` names the one its audio
+    comes from ("float32", "bfloat16", "int8", ...): the same voice and weights sound different
+    across them (Kokoro's int8 path scored a full MOS point under float32), so stored chunk audio
+    is named with it (``scheduler.content_keys``) and a deployment that changes precision never
+    hands a book back the audio of the old one."""
+
+    numerics: str
+
+
+def numerics_of(engine: Engine) -> str:
+    """``engine``'s precision (see ``NumericsEngine``); "" for an engine that has only one."""
+    return engine.numerics if isinstance(engine, NumericsEngine) else ""
+
+
 def speaks_phonemes(engine: Engine) -> PhonemeEngine | None:
     """``engine`` as a ``PhonemeEngine``, or None when it takes text only."""
     return engine if isinstance(engine, PhonemeEngine) else None

@@ -66,6 +66,7 @@ class _Piece:
 class _Shared:
     model: KokoroModel
     lock: threading.Lock
+    dtype: str = "float32"  # resolved: what the decoder computes in
 
 
 _models: dict[tuple[str, str, bool], _Shared] = {}
@@ -127,7 +128,7 @@ def shared_model(
                     model.quantize_dynamic()
                 if fused:
                     model.compile_kernels()
-            shared = _Shared(model, threading.Lock())
+            shared = _Shared(model, threading.Lock(), dtype)
             _models[key] = shared
         return shared
 
@@ -161,6 +162,11 @@ class KokoroEngine:
         self.phonemizer = phonemizer
         self.token_budget = token_budget
         self.max_batch = max_batch
+
+    @property
+    def numerics(self) -> str:
+        """The decoder's precision (``speech.engines.base.NumericsEngine``)."""
+        return self._shared.dtype
 
     @classmethod
     def load(

@@ -96,8 +96,10 @@ class VitsEngine:
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         max_batch: int = DEFAULT_MAX_BATCH,
         workers: int = 1,
+        numerics: str = "float32",
     ) -> None:
         self.model = model
+        self.numerics = numerics  # the flow and decoder's precision (speech.engines.base.NumericsEngine)
         self.config = config
         self.device = device
         self._phonemizer = phonemizer or default_phonemizer()
@@ -176,6 +178,7 @@ class VitsEngine:
             or (GPU_TOKEN_BUDGET if target.type == "cuda" else DEFAULT_TOKEN_BUDGET),
             max_batch=max_batch or (GPU_MAX_BATCH if target.type == "cuda" else DEFAULT_MAX_BATCH),
             workers=workers,
+            numerics=dtype,
         )
 
     @classmethod

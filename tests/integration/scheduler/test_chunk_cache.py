@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -14,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from scheduler import planning, retention, synthesis
 from scheduler.intake import JobSpec, submit_job
 from scheduler.objects import cache_audio_key, cache_meta_key, cache_prefix, job_prefix
+from speech.engines.base import numerics_of
 from speech.engines.vits import VitsEngine
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
@@ -182,3 +184,25 @@ def test_an_entry_whose_audio_vanished_is_rendered_and_billed_again(
     assert s3_store.exists(cache_audio_key(owner, str(lost.content_key)))
     with sessions() as session:
         assert usage_repo.job_billed_characters(session=session, job_id=again) == lost.characters
+
+
+def test_a_deployment_that_changes_precision_renders_afresh_and_the_old_audio_stays_its_own(
+    sessions: SessionFactory, s3_store: S3ObjectStore, synthesizer: Synthesizer, joe_paths: tuple[Path, Path]
+) -> None:
+    """The same book after the workers moved to another precision (``LECTOR_KOKORO_DTYPE``, or a
+    host whose CPU picks another under ``auto``): no chunk of the old precision is handed back,
+    every chunk is rendered and billed; back on the first precision, the cache serves it again."""
+    model_path, config_path = joe_paths
+    bf16 = VitsEngine.load(model_path, config_path, device="cpu", dtype="bfloat16", runtime="torch")
+    assert (numerics_of(synthesizer.engine(Catalog.load().resolve("mistv3", "joe", "en"))), bf16.numerics) == (
+        "float32", "bfloat16")
+    owner = _account(sessions)
+    first, _ = _run(sessions, s3_store, synthesizer, owner, _book(SECOND))
+    other, result = _run(sessions, s3_store, Synthesizer(lambda voice: bf16), owner, _book(SECOND))
+    assert (result.synthesized, result.reused) == (3, 0)
+    with sessions() as session:
+        assert result.billed == sum(c.characters for c in job_repo.list_chunks(session=session, job_id=other))
+        keys = {c.content_key for c in job_repo.list_chunks(session=session, job_id=first)}
+        assert not keys & {c.content_key for c in job_repo.list_chunks(session=session, job_id=other)}
+    _, back = _run(sessions, s3_store, synthesizer, owner, _book(SECOND))
+    assert (back.synthesized, back.reused, back.billed) == (3, 3, 0)

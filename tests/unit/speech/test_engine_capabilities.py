@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from lector.engine_metrics import instrument
 from speech.batched_engine import BatchedEngine
-from speech.engines.base import Engine, gathers_calls, speaks_phonemes
+from speech.engines.base import Engine, gathers_calls, numerics_of, speaks_phonemes
 from speech.types import AudioChunk, SynthesisOptions
 from tests.support.fake_engine import ToneEngine
 
@@ -38,5 +38,21 @@ def test_the_wrappers_have_a_capability_exactly_when_what_they_wrap_does() -> No
             if ipa:
                 speaker = speaks_phonemes(batched)
                 assert speaker is not None and len(speaker.synthesize_phonemes(["a", "b"])) == 2
+        finally:
+            batched.stop()
+
+
+class HalfToneEngine(ToneEngine):
+    """A tone engine that computes at a named precision (as Kokoro and VITS do)."""
+
+    numerics = "bfloat16"
+
+
+def test_the_precision_is_named_through_the_wrappers_and_empty_for_an_engine_with_one() -> None:
+    for inner, named in ((ToneEngine(), ""), (HalfToneEngine(), "bfloat16")):
+        timed = instrument(inner, kind="tone", device="cpu")
+        batched = BatchedEngine(timed, window_ms=1.0)
+        try:
+            assert numerics_of(inner) == numerics_of(timed) == numerics_of(batched) == named
         finally:
             batched.stop()

@@ -117,6 +117,14 @@ def test_another_decoder_precision_keeps_the_durations_and_the_sound(kokoro_engi
     assert _snr(base.audio[0].numpy(), wide.audio[0].numpy()) > 20.0
 
 
+def test_the_engine_names_the_precision_its_audio_comes_from(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
+    """What the chunk cache keys audio by (``scheduler.content_keys``): the resolved dtype."""
+    from speech.engines.base import numerics_of
+
+    assert numerics_of(kokoro_engine) == "float32"
+    assert engine_module.shared_model("cpu", "float32").dtype == "float32"
+
+
 def test_the_sound_does_not_hang_on_the_last_bits_of_the_harmonic_source(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
     """The trained voice, its excitation changed by one part in 1e7 (what another CPU family's
     FFT and GEMM kernels do to it): 60 dB. We measure 94 dB; before the source STFT's phase was
