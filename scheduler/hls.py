@@ -43,7 +43,7 @@ from scheduler.objects import hls_index_key, hls_init_key, hls_level_key, hls_se
 from speech.audio.aac_frames import AAC_RATES, FRAME, POST_ROLL, PRE_ROLL, encode_stretch
 from speech.audio.fmp4 import init_segment, media_segment
 from store.db import jobs as job_repo
-from store.db.session import SessionFactory
+from store.db.session import SessionFactory, within
 from store.errors import ObjectNotFound
 from store.objects.base import ObjectStore
 from store.status import JobStatus
@@ -178,7 +178,9 @@ def advance_stream(*, sessions: SessionFactory, objects: ObjectStore, job_id: uu
         with sessions() as claim:
             if not job_repo.lock_hls(session=claim, job_id=job_id):
                 return made  # the holder looks again after letting go
-            while step := _pass(sessions, objects, job_id):
+            # The looks under the lock ride in its transaction (READ COMMITTED: each sees what
+            # synthesis committed since): one commit for all of them, not one a look.
+            while step := _pass(within(claim), objects, job_id):
                 made += step
         if not _pass(sessions, objects, job_id, dry=True):
             return made

@@ -125,3 +125,16 @@ def scoped_sessions(factory: sessionmaker[Session]) -> SessionFactory:
         return session_scope(factory)
 
     return scope
+
+
+def within(session: Session) -> SessionFactory:
+    """A factory whose units of work are all part of ``session``'s open transaction, committed
+    with it: for a step that holds a transaction-scoped lock and reads again and again under it
+    (the live playlist's maker: one commit a task instead of one a look)."""
+
+    @contextmanager
+    def scope() -> Iterator[Session]:
+        with translate_db_errors():
+            yield session
+
+    return scope

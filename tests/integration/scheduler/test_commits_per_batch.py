@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event
 
-from scheduler import lifecycle
+from scheduler import hls, lifecycle
 from scheduler.intake import JobSpec
 from scheduler.queue import TASK_SYNTHESIZE
 from scheduler.synthesis import _groups
@@ -115,3 +115,33 @@ def test_a_batch_commits_its_chunks_usage_and_hand_out_once(
         assert len(transactions.committed) == groups + 3
     print(f"\ncommits for a batch of {len(batch)} chunks in {groups} engine calls ({'live' if live else 'no live'} "  # noqa: T201
           f"playlist): {len(transactions.committed)}, {len(transactions.committed) / len(batch):.2f} a chunk")
+
+
+def test_a_live_segment_task_commits_twice_however_many_looks_it_takes(
+    counted: tuple[SessionFactory, Transactions], tmp_path: Path,
+) -> None:
+    """The segment maker (``scheduler.hls.advance_stream``) looks at the done prefix until it
+    finds nothing more to cut: those looks ride in the transaction that holds its lock, and one
+    more look after letting go is the other commit. Two, not one a look."""
+    sessions, transactions = counted
+    objects = LocalObjectStore(tmp_path / "objects")
+    with sessions() as session:
+        account = create_account(session=session, name=f"segments-{uuid.uuid4().hex[:8]}").id
+        job, _, _ = lifecycle.submit(
+            session=session, objects=objects, account_id=account, idempotency_key=None, allow_private_webhooks=False,
+            spec=JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en", format="wav"),
+        )
+    planned = lifecycle.plan(sessions=sessions, objects=objects, job_id=job.id, batch_chars=BATCH_CHARS, window=1)
+    batch = [int(i) for i in next(m for m in planned.messages if m.task == TASK_SYNTHESIZE).args[1]]  # type: ignore[attr-defined]
+    tone = ToneEngine()
+    lifecycle.synthesize(
+        sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: tone), catalog=Catalog.load(),
+        job_id=job.id, indices=batch, group_chars=GROUP_CHARS, window=1, live=False, send=None,
+    )
+    transactions.committed.clear()
+
+    made = hls.advance_stream(sessions=sessions, objects=objects, job_id=job.id)
+
+    assert made >= 2  # more than one segment, so more than one look under the lock
+    assert len(transactions.committed) == 2
+    assert hls.advance_stream(sessions=sessions, objects=objects, job_id=job.id) == 0  # a twin finds it all done
