@@ -134,6 +134,7 @@ def within(session: Session) -> SessionFactory:
 
     @contextmanager
     def scope() -> Iterator[Session]:
+        session.expire_all()  # each look reads the rows afresh, as a transaction of its own would
         with translate_db_errors():
             yield session
 

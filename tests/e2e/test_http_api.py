@@ -169,13 +169,23 @@ def test_odd_unicode_never_500(stack, api_key: str, text: str) -> None:  # type:
     assert response.status_code in (200, 400), response.text
 
 
+#: joe draws its phoneme durations with noise: one short sentence once read 10% apart at the
+#: same scale, so a length compared within 10% is the sum of two renders of a paragraph.
+SCALED = {"text": "Speed test sentence for clamping. The quick brown fox jumps over the lazy dog, "
+                  "and then it runs across the field toward the old stone wall.",
+          "speaker": "joe", "samplingRate": 8000}
+
+
+def _scaled_length(stack, key: str, **extra: object) -> int:  # type: ignore[no-untyped-def]
+    return sum(len(_post(stack, key, {**SCALED, **extra}).content) for _ in range(2))
+
+
 def test_time_scale_out_of_range_is_clamped(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
-    body = {"text": "Speed test sentence for clamping.", "speaker": "joe", "samplingRate": 8000}
-    normal = len(_post(stack, api_key, body).content)
-    slow = len(_post(stack, api_key, {**body, "timeScaleFactor": 99}).content)
-    maximum = len(_post(stack, api_key, {**body, "timeScaleFactor": 2.5}).content)
+    normal = _scaled_length(stack, api_key)
+    slow = _scaled_length(stack, api_key, timeScaleFactor=99)
+    maximum = _scaled_length(stack, api_key, timeScaleFactor=2.5)
     # Clamped to 2.5, no error. Short phonemes round up to whole frames at either speed, so the
-    # whole stretches 1.8-2.6x, and the predicted durations carry noise: compare with 2.5 itself.
+    # whole stretches 1.8-2.6x: compare with 2.5 itself.
     assert 1.7 < slow / normal < 2.8
     assert abs(slow - maximum) / maximum < 0.1
 
@@ -243,17 +253,10 @@ def test_a_client_that_hangs_up_is_billed_for_what_was_synthesized(stack, pg_url
 
 
 def test_time_scale_zero_is_clamped_to_the_minimum(stack, api_key: str) -> None:  # type: ignore[no-untyped-def]
-    """0 is a number below the range, not "absent": it clamps to 0.4 (faster), not to 1.0. joe
-    draws its phoneme durations with noise, so each length is the sum of two renders of a
-    paragraph: one short sentence once read 10% apart at the same scale."""
-    body = {"text": "Speed test sentence for clamping. The quick brown fox jumps over the lazy dog, "
-                    "and then it runs across the field toward the old stone wall.",
-            "speaker": "joe", "samplingRate": 8000}
-
-    def length(extra: dict[str, object]) -> int:
-        return sum(len(_post(stack, api_key, {**body, **extra}).content) for _ in range(2))
-
-    normal, fast, minimum = length({}), length({"timeScaleFactor": 0}), length({"timeScaleFactor": 0.4})
+    """0 is a number below the range, not "absent": it clamps to 0.4 (faster), not to 1.0."""
+    normal = _scaled_length(stack, api_key)
+    fast = _scaled_length(stack, api_key, timeScaleFactor=0)
+    minimum = _scaled_length(stack, api_key, timeScaleFactor=0.4)
     assert fast / normal < 0.7  # 1.0 would give about 1
     assert abs(fast - minimum) / minimum < 0.1  # the same as the minimum; the next step up (0.5) is 25% longer
 
