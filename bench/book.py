@@ -243,7 +243,7 @@ def _engine_alone(synthesizer: _TimedSynthesizer, voice: Any, calls: list[list[s
 
     sentences = [s for call in calls for s in call]
     began = time.perf_counter()
-    synthesizer.synthesize(voice, sentences, Controls(model_id=model))
+    synthesizer.synthesize(voice, sentences, Controls())
     return time.perf_counter() - began
 
 
@@ -264,7 +264,7 @@ def run_book(
     model = model or ("coda" if speaker in {v.speaker for v in catalog.voices_of("coda")} else "mistv3")
     voice = catalog.resolve(model, speaker, "en")
     engine_device = getattr(synthesizer.engine(voice), "device", "cpu")
-    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls(model_id=model))
+    synthesizer.synthesize(voice, ["Warming up the voice before the clock starts."], Controls())
     workers = settings.assembly_workers or parallel.default_workers()
     parallel.warm(workers)  # a cpu worker keeps its pool from one book to the next
     rss_before = _rss_mb()
