@@ -14,6 +14,12 @@ lint_pid=$!
 # lector is started once. LECTOR_TEST_WORKERS=0 runs in one process.
 # Memory caps it too: a worker with the Kokoro and Whisper models in process, beside the stacks
 # its files start, peaks near 8 GiB; three on a 24 GiB machine were killed by the OOM killer.
+# OpenMP threads that wait for work sleep instead of spinning. The suite runs several processes
+# that each claim every core for torch (two workers, the farm's lane, the stacks' engines): with
+# libgomp's default spin, two of them rendering at once on 2 vCPUs took 111 s for what took
+# 65 s passive (36 s alone), so a spinning suite ran 1.2x longer. A lone engine is about 8%
+# slower passive (bench.engine, Zen 4), which is why the service keeps the default; no test times one.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 cores=$(nproc)
 mem_gib=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576 ))
 by_cores=$(( cores < 4 ? 3 : 4 ))

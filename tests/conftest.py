@@ -21,15 +21,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path not in slow_files)
 
 
-def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
-    """With ``LECTOR_TEST_TIMELINE=<dir>``, each worker writes when each test ended (wall clock,
-    its worker): how the suite's minutes fall on the workers, which the durations table cannot
-    show (``python -m tests.support.timeline <dir>`` sums it up)."""
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """With ``LECTOR_TEST_TIMELINE=<dir>``, each process that runs tests writes when each test
+    ended (wall clock, its xdist worker or its pid): how the suite's minutes fall on the workers
+    and the farm's lane, which the durations table cannot show (``python -m
+    tests.support.timeline <dir>`` sums it up)."""
     import os
     import time
 
     folder = os.environ.get("LECTOR_TEST_TIMELINE")
     if folder:
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        worker = os.environ.get("PYTEST_XDIST_WORKER") or f"lane-{os.getpid()}"
         with open(os.path.join(folder, f"{worker}.log"), "a", encoding="utf-8") as log:
-            log.write(f"{time.time():.2f} {nodeid}\n")
+            log.write(f"{time.time():.2f} {item.nodeid}\n")
