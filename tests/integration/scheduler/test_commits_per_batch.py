@@ -69,6 +69,19 @@ def counted(pg_url: str) -> Iterator[tuple[SessionFactory, Transactions]]:
     engine.dispose()
 
 
+def _planned(sessions: SessionFactory, objects: LocalObjectStore, name: str) -> tuple[uuid.UUID, list[int]]:
+    """A job of ``TEXT`` submitted and planned: its id and its first synthesize batch."""
+    with sessions() as session:
+        account = create_account(session=session, name=f"{name}-{uuid.uuid4().hex[:8]}").id
+        job, _, _ = lifecycle.submit(
+            session=session, objects=objects, account_id=account, idempotency_key=None, allow_private_webhooks=False,
+            spec=JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en", format="wav"),
+        )
+    planned = lifecycle.plan(sessions=sessions, objects=objects, job_id=job.id, batch_chars=BATCH_CHARS, window=1)
+    batch = [int(i) for i in next(m for m in planned.messages if m.task == TASK_SYNTHESIZE).args[1]]  # type: ignore[attr-defined]
+    return job.id, batch
+
+
 @pytest.mark.parametrize("live", [False, True])
 def test_a_batch_commits_its_chunks_usage_and_hand_out_once(
     counted: tuple[SessionFactory, Transactions], tmp_path: Path, live: bool,
@@ -79,16 +92,9 @@ def test_a_batch_commits_its_chunks_usage_and_hand_out_once(
     follows them), the hand-out with the last."""
     sessions, transactions = counted
     objects = LocalObjectStore(tmp_path / "objects")
+    job_id, batch = _planned(sessions, objects, "commits")
     with sessions() as session:
-        account = create_account(session=session, name=f"commits-{uuid.uuid4().hex[:8]}").id
-        job, _, _ = lifecycle.submit(
-            session=session, objects=objects, account_id=account, idempotency_key=None, allow_private_webhooks=False,
-            spec=JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en", format="wav"),
-        )
-    planned = lifecycle.plan(sessions=sessions, objects=objects, job_id=job.id, batch_chars=BATCH_CHARS, window=1)
-    batch = [int(i) for i in next(m for m in planned.messages if m.task == TASK_SYNTHESIZE).args[1]]  # type: ignore[attr-defined]
-    with sessions() as session:
-        texts = {c.index: c.text for c in list_chunks(session=session, job_id=job.id)}
+        texts = {c.index: c.text for c in list_chunks(session=session, job_id=job_id)}
     groups = len(_groups([(i, texts[i]) for i in batch], GROUP_CHARS))
     assert groups >= 3, "the batch is one engine call: nothing to merge"
     tone = ToneEngine()
@@ -97,7 +103,7 @@ def test_a_batch_commits_its_chunks_usage_and_hand_out_once(
 
     step = lifecycle.synthesize(
         sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: tone), catalog=Catalog.load(),
-        job_id=job.id, indices=batch, group_chars=GROUP_CHARS, window=1,
+        job_id=job_id, indices=batch, group_chars=GROUP_CHARS, window=1,
         live=live, send=heard.extend if live else None,
     )
 
@@ -125,23 +131,16 @@ def test_a_live_segment_task_commits_twice_however_many_looks_it_takes(
     more look after letting go is the other commit. Two, not one a look."""
     sessions, transactions = counted
     objects = LocalObjectStore(tmp_path / "objects")
-    with sessions() as session:
-        account = create_account(session=session, name=f"segments-{uuid.uuid4().hex[:8]}").id
-        job, _, _ = lifecycle.submit(
-            session=session, objects=objects, account_id=account, idempotency_key=None, allow_private_webhooks=False,
-            spec=JobSpec(text=TEXT, speaker="joe", model_id="mistv3", lang="en", format="wav"),
-        )
-    planned = lifecycle.plan(sessions=sessions, objects=objects, job_id=job.id, batch_chars=BATCH_CHARS, window=1)
-    batch = [int(i) for i in next(m for m in planned.messages if m.task == TASK_SYNTHESIZE).args[1]]  # type: ignore[attr-defined]
+    job_id, batch = _planned(sessions, objects, "segments")
     tone = ToneEngine()
     lifecycle.synthesize(
         sessions=sessions, objects=objects, synthesizer=Synthesizer(lambda voice: tone), catalog=Catalog.load(),
-        job_id=job.id, indices=batch, group_chars=GROUP_CHARS, window=1, live=False, send=None,
+        job_id=job_id, indices=batch, group_chars=GROUP_CHARS, window=1, live=False, send=None,
     )
     transactions.committed.clear()
 
-    made = hls.advance_stream(sessions=sessions, objects=objects, job_id=job.id)
+    made = hls.advance_stream(sessions=sessions, objects=objects, job_id=job_id)
 
     assert made >= 2  # more than one segment, so more than one look under the lock
     assert len(transactions.committed) == 2
-    assert hls.advance_stream(sessions=sessions, objects=objects, job_id=job.id) == 0  # a twin finds it all done
+    assert hls.advance_stream(sessions=sessions, objects=objects, job_id=job_id) == 0  # a twin finds it all done
