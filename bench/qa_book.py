@@ -72,6 +72,7 @@ class Tally:
     synth_audio: float = 0.0
     asr_cpu: float = 0.0
     asr_audio: float = 0.0
+    by_sentence: int = 0  # looks that passed or scored better heard sentence by sentence
 
 
 def main() -> None:
@@ -90,8 +91,8 @@ def main() -> None:
     from books.chapters import detect_sections
     from scheduler.planning import split
     from scheduler.qa import REDO_SLOWER
-    from scheduler.synthesis import join_sentences
-    from speech.asr import WhisperRecognizer, score, threshold
+    from scheduler.synthesis import SENTENCE_GAP_MS, join_sentences
+    from speech.asr import Hearing, WhisperRecognizer, listen, threshold
     from speech.engines.registry import load_engine
     from speech.synthesizer import Controls, Synthesizer, prepare
     from speech.voices import Catalog
@@ -120,13 +121,15 @@ def main() -> None:
         tally.synth_audio += sum(len(p.samples) for p in pieces) / rate
         return pieces
 
-    def heard(pieces: list[AudioChunk]) -> tuple[str, float]:
+    def heard(pieces: list[AudioChunk], text: str) -> tuple[Hearing, float]:
+        """The product's look (``speech.asr.listen``: whole, then sentence by sentence)."""
         audio, _ = join_sentences(pieces, rate)
         started = time.process_time()
-        words = recognizer.transcribe(audio, rate, lang)
+        hearing = listen(recognizer, audio, rate, text, lang, gap_s=SENTENCE_GAP_MS / 1000)
         tally.asr_cpu += time.process_time() - started
         tally.asr_audio += len(audio) / rate
-        return words, len(audio) / rate
+        tally.by_sentence += hearing.by_sentence
+        return hearing, len(audio) / rate
 
     began = time.monotonic()
     eligible = 0  # chunks of three sentences or more so far
@@ -135,26 +138,26 @@ def main() -> None:
             break
         sentences = prepare(chunk, lang)
         pieces = rendered(sentences, None)
-        words, seconds = heard(pieces)
+        look, seconds = heard(pieces, chunk)
         tally.chunks += 1
         tally.audio_s += seconds
-        first = score(chunk, words, lang)
+        first = look.score
         if args.verbose:
             print(f"chunk {index} {first.metric}={first.rate:.3f} run={first.missing_run} {seconds:.0f} s")  # noqa: T201
-        if first.fails(limit):
+        if not look.passed:
             tally.first_fails += 1
-            again, _ = heard(rendered(sentences, Controls(time_scale=REDO_SLOWER), one_by_one=True))
-            second = score(chunk, again, lang)
+            again, _ = heard(rendered(sentences, Controls(time_scale=REDO_SLOWER), one_by_one=True), chunk)
+            second = again.score
             print(f"first look failed: chunk {index} {first.metric}={first.rate:.3f} run={first.missing_run};"  # noqa: T201
-                  f" again {second.rate:.3f} run={second.missing_run} -> {'FLAGGED' if second.fails(limit) else 'passes'}"
-                  f"\n  text:  {chunk}\n  heard: {words}\n  again: {again}")
-            if second.fails(limit):
+                  f" again {second.rate:.3f} run={second.missing_run} -> {'passes' if again.passed else 'FLAGGED'}"
+                  f"\n  text:  {chunk}\n  heard: {look.heard}\n  again: {again.heard}")
+            if not again.passed:
                 tally.flags.append(f"chunk {index}")
         eligible += len(pieces) >= 3
         if args.drop_every and len(pieces) >= 3 and eligible % args.drop_every == 1 % args.drop_every:
             middle = len(pieces) // 2
-            dropped_words, _ = heard(pieces[:middle] + pieces[middle + 1:])
-            caught = score(chunk, dropped_words, lang).fails(limit)
+            dropped, _ = heard(pieces[:middle] + pieces[middle + 1:], chunk)
+            caught = not dropped.passed
             tally.drops += 1
             tally.drops_caught += caught
             if not caught:
@@ -166,7 +169,7 @@ def main() -> None:
     print(f"RESULT book=pride_and_prejudice voice={args.speaker} chunks={tally.chunks} audio_h={hours:.2f}"  # noqa: T201
           f" threshold={limit.rate}/{limit.missing_run}")
     print(f"RESULT first_look_fails={tally.first_fails} per_hour={tally.first_fails / hours:.2f}"  # noqa: T201
-          f" (each costs one more rendering of its chunk)")
+          f" (each costs one more rendering of its chunk); looks read sentence by sentence={tally.by_sentence}")
     print(f"RESULT false_alarms={len(tally.flags)} per_hour={len(tally.flags) / hours:.2f}"  # noqa: T201
           f" upper95={poisson_upper(len(tally.flags), hours):.2f}/h {tally.flags}")
     print(f"RESULT dropped_sentence caught={tally.drops_caught}/{tally.drops}"  # noqa: T201

@@ -27,7 +27,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import numpy as np
 
@@ -38,8 +38,8 @@ from books.timeline import Timeline
 from scheduler import delivery
 from scheduler.job_params import JobParams
 from scheduler.objects import plan_key, qa_chunk_key, qa_chunk_prefix, qa_report_key
-from scheduler.synthesis import Voicing, chunk_units, new_attempt, render_units, store_chunk
-from speech.asr import score, threshold
+from scheduler.synthesis import SENTENCE_GAP_MS, Voicing, chunk_units, new_attempt, render_units, store_chunk
+from speech.asr import Recognizer, listen, threshold
 from speech.stream_steps import located
 from speech.synthesizer import BatchSynthesizer, Controls, prepare
 from speech.voices.catalog import VoiceCatalog
@@ -52,12 +52,6 @@ from store.status import JobStatus
 REDO_SLOWER: Final = 1.1  # the second rendering's time scale, on top of the job's own
 
 QaReport = delivery.QaReport
-
-
-class Recognizer(Protocol):
-    """What the check asks of a speech recogniser (``speech.asr.WhisperRecognizer`` is one)."""
-
-    def transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,23 +83,26 @@ def _keys(sessions: SessionFactory, job_id: uuid.UUID) -> ChunkKeys:
 
 
 def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: int, lang: str) -> dict[str, Any]:
+    """One look at a chunk (``speech.asr.listen``: whole, then sentence by sentence if that fails)."""
     meta = json.loads(objects.get_bytes(keys.meta_key(index)))
     pcm = np.frombuffer(objects.get_bytes(keys.audio_key(index)), dtype="<i2")
+    rate, text = int(meta["sample_rate"]), meta.get("text", "")
     samples = pcm.astype(np.float32) * np.float32(1.0 / 32767.0)
     started = time.process_time()
-    heard = recognizer.transcribe(samples, int(meta["sample_rate"]), lang)
+    hearing = listen(recognizer, samples, rate, text, lang, gap_s=SENTENCE_GAP_MS / 1000)
     cpu_s = time.process_time() - started
-    result = score(meta.get("text", ""), heard, lang)
+    result = hearing.score
     return {
         "index": index,
-        "text": meta.get("text", ""),
-        "heard": heard,
+        "text": text,
+        "heard": hearing.heard,
         "metric": result.metric,
         "score": round(result.rate, 4),
         "missingRun": result.missing_run,
         "referenceTokens": result.reference_tokens,
-        "passed": not result.fails(threshold(lang)),
-        "audioSeconds": len(pcm) / int(meta["sample_rate"]),
+        "passed": hearing.passed,
+        "heardBySentence": hearing.by_sentence,
+        "audioSeconds": len(pcm) / rate,
         "asrCpuSeconds": round(cpu_s, 3),
     }
 

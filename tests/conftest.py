@@ -33,5 +33,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     folder = os.environ.get("LECTOR_TEST_TIMELINE")
     if folder:
         worker = os.environ.get("PYTEST_XDIST_WORKER") or f"lane-{os.getpid()}"
+        os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, f"{worker}.log"), "a", encoding="utf-8") as log:
             log.write(f"{time.time():.2f} {item.nodeid}\n")

@@ -1,0 +1,70 @@
+"""One look at a rendered chunk: what the recogniser heard, and whether that passes.
+
+The chunk is heard whole. Where that fails and the chunk has several sentences, each sentence is
+heard alone as well and the better reading counts: Whisper tiny.en sometimes stops at the end of
+a chunk's first quoted sentence though the voice said them all (twice in 70 minutes of a novel,
+``bench/qa_book.py``). A sentence the voice dropped has no audio to be heard alone, and a garbled
+one is as garbled alone, so the defects the check is for still fail. Sentences are found by the
+digital silence a book's chunk has between them (``scheduler.synthesis.join_sentences``), never
+inside speech, whose quietest samples are noise, not zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from speech.asr.scoring import Score, score, threshold
+
+
+class Recognizer(Protocol):
+    """What the check asks of a speech recogniser (``speech.asr.WhisperRecognizer`` is one)."""
+
+    def transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hearing:
+    heard: str
+    score: Score
+    passed: bool
+    by_sentence: bool  # the reading of the sentences heard one by one counted
+
+
+def sentence_spans(samples: np.ndarray, rate: int, gap_s: float) -> list[tuple[int, int]]:
+    """``(start, end)`` of each stretch of sound between runs of zero samples at least
+    ``0.8 * gap_s`` long (the gaps between a chunk's sentences); the whole chunk where there are
+    none."""
+    silent = np.concatenate(([False], samples == 0, [False]))
+    edges = np.flatnonzero(np.diff(silent.astype(np.int8)))
+    min_run = max(1, int(0.8 * gap_s * rate))
+    spans: list[tuple[int, int]] = []
+    begin = 0
+    for start, end in zip(edges[0::2], edges[1::2], strict=True):  # each run of zeros: [start, end)
+        if end - start >= min_run:
+            if start > begin:
+                spans.append((begin, int(start)))
+            begin = int(end)
+    if begin < len(samples):
+        spans.append((begin, len(samples)))
+    return spans or [(0, len(samples))]
+
+
+def listen(recognizer: Recognizer, samples: np.ndarray, rate: int, text: str, lang: str, *, gap_s: float) -> Hearing:
+    """Hear ``samples`` (float, in [-1, 1]) against ``text``: whole, then sentence by sentence
+    where the whole fails (see the module docstring)."""
+    limit = threshold(lang)
+    heard = recognizer.transcribe(samples, rate, lang)
+    result = score(text, heard, lang)
+    if not result.fails(limit):
+        return Hearing(heard, result, True, False)
+    spans = sentence_spans(samples, rate, gap_s)
+    if len(spans) < 2:
+        return Hearing(heard, result, False, False)
+    alone = " ".join(recognizer.transcribe(samples[a:b], rate, lang) for a, b in spans).strip()
+    other = score(text, alone, lang)
+    if not other.fails(limit) or other.rate < result.rate:
+        return Hearing(alone, other, not other.fails(limit), True)
+    return Hearing(heard, result, False, False)
