@@ -50,6 +50,7 @@ from scheduler.queue import (
     TASK_WEBHOOK,
     Message,
 )
+from speech.asr import Recognizer
 from speech.synthesizer import BatchSynthesizer
 from speech.voices.catalog import VoiceCatalog
 from store.db import jobs as job_repo
@@ -251,7 +252,7 @@ def after_batch(
 
 
 def qa_check(
-    *, sessions: SessionFactory, objects: ObjectStore, recognizer: qa.Recognizer, job_id: uuid.UUID, indices: list[int], attempt: int
+    *, sessions: SessionFactory, objects: ObjectStore, recognizer: Recognizer, job_id: uuid.UUID, indices: list[int], attempt: int
 ) -> Step[int]:
     """Hear a batch's chunks (``scheduler.qa``): failures go back to the synth queue once; when
     every chunk of the job has its final verdict, the report is written and assembly follows."""

@@ -131,7 +131,7 @@ def test_redis_restart_mid_job_still_succeeds(stack_env: dict[str, str], own_red
     sessions = make_sessionmaker(engine)
     objects = s3_store(env)
     try:
-        job_id = submit(sessions, objects, excerpt(6000), fmt="mp3", account="redis")
+        job_id = submit(sessions, objects, excerpt(3000), fmt="mp3", account="redis")
         crash.start_worker("w", queues="synth,cpu")
         crash.start_worker("beat", queues="cpu", pool="solo", beat=True)
         Dispatcher(make_celery(url)).send(TASK_PLAN, str(job_id))
