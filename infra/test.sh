@@ -20,6 +20,12 @@ lint_pid=$!
 # 65 s passive (36 s alone), so a spinning suite ran 1.2x longer. A lone engine is about 8%
 # slower passive (bench.engine, Zen 4), which is why the service keeps the default; no test times one.
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
+# Memory: the workers, the stacks their files start and the farm's hosts share 24 GiB, and a run
+# where `make run`'s whole tree, a farm test and a worker full of cached models met was cut short
+# by the OOM killer. Each worker gives its models back after each file (tests/support/memory.py),
+# and glibc keeps two malloc arenas a process instead of eight a core for the threads of the
+# servers and engines, each arena holding freed memory of its own.
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 cores=$(nproc)
 mem_gib=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1048576 ))
 by_cores=$(( cores < 4 ? 3 : 4 ))

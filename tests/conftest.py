@@ -21,6 +21,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path not in slow_files)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _models_released_after_each_file():  # type: ignore[no-untyped-def]
+    """A worker gives its cached models back after each file (``tests/support/memory.py``)."""
+    yield
+    from tests.support.memory import release_models
+
+    release_models()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """With ``LECTOR_TEST_TIMELINE=<dir>``, each process that runs tests writes when each test
