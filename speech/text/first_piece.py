@@ -11,13 +11,9 @@ mark already carries a pause and a continuing tone, which is why it is the place
 Cuts fall at a clause mark (``speech.text.chunking.CLAUSE_MARK``), the last one that keeps the
 piece within ``max_chars``. Where an English sentence has none in reach, before a conjunction
 or preposition ("The quick brown fox jumps | over the lazy dog ..."), the start of a phrase.
-Where neither is in reach, a stream's first piece is cut between words, the last gap in reach
-("It is a truth | universally acknowledged, ..."): the piece then ends in a full stop's
-intonation, which the budget's listener hears once, at the start, against waiting twice as
-long for a clause (a Kokoro voice on two Zen 4 cores: 0.8-0.9 s to the clause, over the 500 ms
-target). Where nothing is in reach (a loaded host: the budget holds a few characters), the
-earliest clause or phrase cut that leaves at most half the sentence in the first piece: later
-than the budget, still sooner than the whole sentence.
+Where nothing is in reach (a loaded host: the budget holds a few characters), the earliest such
+cut that leaves at most half the sentence in the first piece: later than the budget, still
+sooner than the whole sentence.
 Never inside a word, and never a piece too short to be worth a call of its own: the pieces
 are the sentence split at whitespace, so every word is spoken once.
 """
@@ -42,22 +38,19 @@ _PHRASE_START: Final = re.compile(
     re.IGNORECASE,
 )
 
-_WORD_GAP: Final = re.compile(r"\s+")
-
 
 def cut_first(
     text: str, lang: str, max_chars: int, *, phrases: bool = True, allowed: Callable[[int], bool] | None = None
 ) -> tuple[str, str] | None:
     """``text`` as a first piece of at most ``max_chars`` characters ending at a clause mark (or,
-    with ``phrases``, before an English phrase's first word, else between words) and the rest; None where the text
+    English and ``phrases``, before a phrase's first word) and the rest; None where the text
     fits already or no such cut leaves both sides at least ``MIN_PIECE_CHARS`` long.
     ``allowed(i)``: whether a cut before ``text[i]`` (``text`` as given, unstripped) may be made."""
     lead = len(text) - len(text.lstrip())
     text = text.strip()
     if len(text) <= max_chars:
         return None
-    first = phrases  # a stream's first piece: phrase starts (English) and gaps between words too
-    english = first and lang.split("-")[0].lower() == "en"
+    english = phrases and lang.split("-")[0].lower() == "en"
 
     def fits(end: int) -> bool:
         return allowed is None or allowed(lead + end)
@@ -69,8 +62,6 @@ def cut_first(
         return end
 
     end = cut(max_chars, False)
-    if end is None and first:
-        end = _last_cut(text, _WORD_GAP, max_chars, lambda m: m.start(), fits=fits)
     if end is None and max_chars < len(text) // 2:  # nothing within the budget: the earliest in half
         end = cut(len(text) // 2, True)
     if end is None:
