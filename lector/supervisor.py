@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import TypedDict
 
+from sqlalchemy.exc import OperationalError
+
 from lector import runfile
 from lector.backends import Backends, resolve
 from lector.children import Supervisor, supervise
@@ -171,11 +173,16 @@ def run(settings: Settings) -> int:
         backends = resolve(
             database_url=settings.database_url, redis_url=settings.redis_url, data_dir=settings.data_dir
         )
-        upgrade(backends.database_url)
-        if settings.env == "dev":
-            key = ensure_dev_key(settings, backends.database_url)
-            if key:
-                print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
+        try:
+            upgrade(backends.database_url)
+            key = ensure_dev_key(settings, backends.database_url) if settings.env == "dev" else None
+        except OperationalError as exc:  # the one thing an operator fixes here: say it in one line
+            reason = str(exc.orig or exc).strip().splitlines()[0]
+            print(f"lector: cannot use the database {_safe_url(backends.database_url)}: {reason}"  # noqa: T201
+                  " (LECTOR_DATABASE_URL; unset, lector starts an embedded PostgreSQL)", file=sys.stderr, flush=True)
+            return 1
+        if key:
+            print(f"dev API key: {key}  (also in {settings.data_dir / 'dev-api-key'})", flush=True)  # noqa: T201
         env = child_env(settings, backends)
         runfile.write(settings.data_dir, runfile.RunRecord(
             pid=os.getpid(), api_url=f"http://{_client_host(settings.host)}:{settings.port}",

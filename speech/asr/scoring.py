@@ -5,7 +5,8 @@ ear cannot hear are not errors:
 
 - English (word error rate): lector's own English front-end first (Whisper writes "4:30 pm", "$5",
   "km" as a person would, the reference may say "16:30"), then lower case, digits as words, no
-  punctuation, hyphens as spaces, and a few compounds joined ("half time" / "halftime").
+  punctuation, a few compounds joined ("half time" / "halftime"), and a hyphenated word one word
+  where the other side writes it whole ("To-morrow" / "tomorrow"), else its parts (:func:`_hyphens`).
 - Every other language (character error rate; Japanese has no spaces, and a word rate punishes
   one wrong letter as hard as a missing word): NFKC, case-folded, no punctuation, symbols or
   spaces, plus per-script folds for spellings Whisper varies on (Arabic hamza seats and harakat,
@@ -23,10 +24,11 @@ dropped sentences of 11 to 18 words caught):
   words, within the noise of a clean chunk, but clean speech never loses six words in a row.
 
 On a real book (``bench/qa_book.py``: *Pride and Prejudice*, its chapters cut by the planner)
-chunks are often one line of dialogue; that is where the first two refinements came from. What
-remains there is Whisper's, not the voice's: tiny.en sometimes stops after a chunk's first
-quoted sentence (the whole chunk was spoken; the rest heard alone is transcribed), and
-homophones it spells its own way ("fortnight" as "Fortnite").
+chunks are often one line of dialogue; that is where the first two refinements and the hyphens
+came from. Whisper tiny.en also sometimes stops after a chunk's first quoted sentence (the whole
+chunk was spoken): ``speech.asr.listen`` then hears the sentences one by one. What remains is
+Whisper's, not the voice's: homophones it spells its own way ("fortnight" as "Fortnite") and
+names.
 
 A third rule, a run of words heard as other words (three words swapped for others is a 4% word
 error rate, under any usable rate), is available but off: clean ``joe`` chunks at 0.9x speed
