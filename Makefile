@@ -18,8 +18,8 @@ $(PY):
 # CPU wheel for exactly torch==2.13.0; anything else resolves to multi-GB CUDA builds.
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip setuptools wheel
-	$(PIP) install -q --no-compile torch==2.13.0
-	$(PIP) install -q --no-compile -e '.[test,qa]'
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[test,qa]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 # Kokoro's v1.0 style packs (French, Spanish, Italian, Hindi... voices), from the kokoro sdist on
