@@ -73,6 +73,7 @@ class Tally:
     asr_cpu: float = 0.0
     asr_audio: float = 0.0
     by_sentence: int = 0  # looks that passed or scored better heard sentence by sentence
+    second_opinions: int = 0  # looks that passed on the second model's reading
 
 
 def main() -> None:
@@ -84,6 +85,7 @@ def main() -> None:
     parser.add_argument("--drop-every", type=int, default=4, help="plant a dropped sentence in every Nth chunk")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--no-referee", action="store_true", help="no second opinion (the rule before it)")
     args = parser.parse_args()
 
     from bench.book import CORPUS
@@ -109,7 +111,7 @@ def main() -> None:
     voice = Catalog.load().resolve(args.model, args.speaker, lang)
     synthesizer = Synthesizer(lambda v: load_engine(v, threads=args.threads))
     rate = synthesizer.engine(voice).sample_rate
-    recognizer = WhisperRecognizer(cache_root=Path(".lector") / "asr", cpu_threads=args.threads)
+    recognizer = WhisperRecognizer(cache_root=Path(".lector") / "asr", cpu_threads=args.threads, referee=not args.no_referee)
     limit = threshold(lang)
     tally = Tally()
 
@@ -129,6 +131,7 @@ def main() -> None:
         tally.asr_cpu += time.process_time() - started
         tally.asr_audio += len(audio) / rate
         tally.by_sentence += hearing.by_sentence
+        tally.second_opinions += hearing.second_opinion
         return hearing, len(audio) / rate
 
     began = time.monotonic()
@@ -169,7 +172,8 @@ def main() -> None:
     print(f"RESULT book=pride_and_prejudice voice={args.speaker} chunks={tally.chunks} audio_h={hours:.2f}"  # noqa: T201
           f" threshold={limit.rate}/{limit.missing_run}")
     print(f"RESULT first_look_fails={tally.first_fails} per_hour={tally.first_fails / hours:.2f}"  # noqa: T201
-          f" (each costs one more rendering of its chunk); looks read sentence by sentence={tally.by_sentence}")
+          f" (each costs one more rendering of its chunk); looks read sentence by sentence={tally.by_sentence}"
+          f" passed on a second opinion={tally.second_opinions}")
     print(f"RESULT false_alarms={len(tally.flags)} per_hour={len(tally.flags) / hours:.2f}"  # noqa: T201
           f" upper95={poisson_upper(len(tally.flags), hours):.2f}/h {tally.flags}")
     print(f"RESULT dropped_sentence caught={tally.drops_caught}/{tally.drops}"  # noqa: T201

@@ -83,7 +83,8 @@ def _keys(sessions: SessionFactory, job_id: uuid.UUID) -> ChunkKeys:
 
 
 def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: int, lang: str) -> dict[str, Any]:
-    """One look at a chunk (``speech.asr.listen``: whole, then sentence by sentence if that fails)."""
+    """One look at a chunk (``speech.asr.listen``: whole, then sentence by sentence, then another
+    model's reading, each only if the one before failed)."""
     meta = json.loads(objects.get_bytes(keys.meta_key(index)))
     pcm = np.frombuffer(objects.get_bytes(keys.audio_key(index)), dtype="<i2")
     rate, text = int(meta["sample_rate"]), meta.get("text", "")
@@ -102,6 +103,7 @@ def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: 
         "referenceTokens": result.reference_tokens,
         "passed": hearing.passed,
         "heardBySentence": hearing.by_sentence,
+        "secondOpinion": hearing.second_opinion,
         "audioSeconds": len(pcm) / rate,
         "asrCpuSeconds": round(cpu_s, 3),
     }

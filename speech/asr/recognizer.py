@@ -4,6 +4,8 @@ Why two models: Whisper tiny.en is English-only and small (about 0.1 of the audi
 two cores), and it hears English better than the multilingual tiny; every other language takes
 Whisper base, the smallest multilingual model that transcribes all ten API languages well enough
 to tell a dropped sentence from a clean one (``tests/support/asr_multilingual.py``'s checks).
+English chunks that tiny.en fails are heard again by base, with a beam of five, as a second
+opinion (``speech.asr.listening``); base is already loaded for the other languages.
 The language is forced, never detected: the job says what it is, and detection on a short
 chunk guesses wrong.
 
@@ -31,6 +33,7 @@ from speech.errors import RecognizerError
 
 ASR_RATE: Final = 16000
 NICENESS: Final = 5
+REFEREE_BEAM: Final = 5
 
 
 def _lower_priority(step: int) -> None:
@@ -45,8 +48,11 @@ def _lower_priority(step: int) -> None:
 class WhisperRecognizer:
     """``transcribe(samples, rate, lang)``: the words heard, as Whisper writes them."""
 
-    def __init__(self, *, cache_root: Path, cpu_threads: int = 2, beam_size: int = 1, niceness: int = NICENESS) -> None:
+    def __init__(
+        self, *, cache_root: Path, cpu_threads: int = 2, beam_size: int = 1, niceness: int = NICENESS, referee: bool = True
+    ) -> None:
         self._cache_root = cache_root
+        self._referee = referee
         self._cpu_threads = cpu_threads
         self._beam_size = beam_size
         self._models: dict[str, Any] = {}
@@ -57,6 +63,11 @@ class WhisperRecognizer:
     @staticmethod
     def model_name(lang: str) -> str:
         return "tiny.en" if lang == "en" else "base"
+
+    def referee_name(self, lang: str) -> str | None:
+        """The second opinion's model (``speech.asr.listening``): base for English; none for the
+        other languages, whose first model is already the largest shipped."""
+        return "base" if lang == "en" and self._referee else None
 
     def _model(self, name: str) -> Any:
         if name not in self._models:
@@ -70,25 +81,34 @@ class WhisperRecognizer:
 
     def transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str:
         """What Whisper heard, with the language forced to ``lang``."""
+        return self._pool().submit(self._transcribe, samples, sample_rate, lang, self.model_name(lang), self._beam_size).result()
+
+    def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(
                     max_workers=1, thread_name_prefix="asr", initializer=_lower_priority, initargs=(self._niceness,)
                 )
-            pool = self._thread
-        return pool.submit(self._transcribe, samples, sample_rate, lang).result()
+            return self._thread
 
-    def _transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str:
+    def second_opinion(self, samples: np.ndarray, sample_rate: int, lang: str) -> str | None:
+        """The referee model's reading, with a beam of five (it hears a few chunks an hour)."""
+        name = self.referee_name(lang)
+        if name is None:
+            return None
+        return self._pool().submit(self._transcribe, samples, sample_rate, lang, name, REFEREE_BEAM).result()
+
+    def _transcribe(self, samples: np.ndarray, sample_rate: int, lang: str, name: str, beam_size: int) -> str:
         audio = samples.astype(np.float32)
         if sample_rate != ASR_RATE:
             audio = resample(audio, sample_rate, ASR_RATE)
-        model = self._model(self.model_name(lang))
+        model = self._model(name)
         try:
             segments, _ = model.transcribe(
                 audio,
                 language=lang,
                 task="transcribe",
-                beam_size=self._beam_size,
+                beam_size=beam_size,
                 vad_filter=False,
                 condition_on_previous_text=False,
                 without_timestamps=True,

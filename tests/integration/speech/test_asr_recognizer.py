@@ -12,6 +12,7 @@ import pytest
 
 from speech.asr import WhisperRecognizer, score, threshold
 from speech.synthesizer import prepare
+from tests.support.asr_multilingual import model_dir
 
 pytestmark = [pytest.mark.slow]
 SENTENCE = "The ferry left the harbour an hour late because the fog would not lift."
@@ -35,3 +36,15 @@ def test_joe_is_heard_as_written_on_a_lower_priority_thread(vits_engine: Any, tm
         mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         theirs = pool.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
         assert theirs == min(mine + 3, 19)
+
+
+def test_english_has_whisper_base_as_its_second_opinion_and_no_other_language_has_one(vits_engine: Any) -> None:
+    cache = model_dir().parent  # Whisper base joined once for the suite
+    recognizer = WhisperRecognizer(cache_root=cache, cpu_threads=1)
+    (chunk,) = vits_engine.synthesize(prepare(SENTENCE, "en"))
+    heard = recognizer.second_opinion(chunk.samples, chunk.sample_rate, "en")
+    assert heard is not None and list(recognizer._models) == ["base"]  # noqa: SLF001 - tiny.en is the first look's
+    assert not score(SENTENCE, heard, "en").fails(threshold("en")), heard
+    assert recognizer.second_opinion(chunk.samples, chunk.sample_rate, "de") is None
+    plain = WhisperRecognizer(cache_root=cache, cpu_threads=1, referee=False)
+    assert plain.second_opinion(chunk.samples, chunk.sample_rate, "en") is None
