@@ -35,8 +35,10 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     """With ``LECTOR_TEST_TIMELINE=<dir>``, each process that runs tests writes when each test
     ended (wall clock, its xdist worker or its pid): how the suite's minutes fall on the workers
     and the farm's lane, which the durations table cannot show (``python -m
-    tests.support.timeline <dir>`` sums it up)."""
+    tests.support.timeline <dir>`` sums it up). With it, the CPU seconds the process and its
+    reaped children have used so far: a stack's processes count at the file that stopped them."""
     import os
+    import resource
     import time
 
     folder = os.environ.get("LECTOR_TEST_TIMELINE")
@@ -44,4 +46,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         worker = os.environ.get("PYTEST_XDIST_WORKER") or f"lane-{os.getpid()}"
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, f"{worker}.log"), "a", encoding="utf-8") as log:
-            log.write(f"{time.time():.2f} {item.nodeid}\n")
+            own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+            log.write(f"{time.time():.2f} {cpu:.2f} {item.nodeid}\n")

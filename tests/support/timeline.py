@@ -1,5 +1,6 @@
 """How a suite's wall time fell on its workers (``LECTOR_TEST_TIMELINE``, ``tests/conftest.py``):
-per worker, when it finished its last test, and the files that took longest on it.
+per worker, when it finished its last test and the CPU it used, and the files that took longest
+on it, each with its CPU seconds (the worker's, and its reaped children's: a file's stacks).
 
     LECTOR_TEST_TIMELINE=/tmp/tl bash infra/test.sh; python -m tests.support.timeline /tmp/tl
 """
@@ -11,19 +12,27 @@ from collections import defaultdict
 from pathlib import Path
 
 
+def entry(line: str) -> tuple[float, float, str]:
+    """``(ended, cpu so far, node id)`` of a log line: ``<ended> <cpu> <node id>``."""
+    stamp, cpu, nodeid = line.split(" ", 2)
+    return float(stamp), float(cpu), nodeid
+
+
 def main(folder: Path) -> None:
-    lines = {log.stem: [line.split(" ", 1) for line in log.read_text().splitlines() if " " in line]
+    lines = {log.stem: [entry(line) for line in log.read_text().splitlines() if line.strip()]
              for log in sorted(folder.glob("*.log"))}
-    start = min(float(entries[0][0]) for entries in lines.values() if entries)
+    start = min(entries[0][0] for entries in lines.values() if entries)
     for worker, entries in lines.items():
-        files: dict[str, float] = defaultdict(float)
-        last = start
-        for stamp, nodeid in entries:
-            files[nodeid.split("::")[0]] += float(stamp) - last
-            last = float(stamp)
-        print(f"{worker}: {len(entries)} tests, last ended at {(last - start) / 60:.1f} min")  # noqa: T201
-        for name, seconds in sorted(files.items(), key=lambda kv: -kv[1])[:12]:
-            print(f"  {seconds:7.1f} s  {name}")  # noqa: T201
+        files: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        last, used = start, 0.0
+        for stamp, cpu, nodeid in entries:
+            spent = files[nodeid.split("::")[0]]
+            spent[0] += stamp - last
+            spent[1] += cpu - used
+            last, used = stamp, cpu
+        print(f"{worker}: {len(entries)} tests, last ended at {(last - start) / 60:.1f} min, {used / 60:.1f} CPU min")  # noqa: T201
+        for name, (seconds, cpu) in sorted(files.items(), key=lambda kv: -kv[1][0])[:12]:
+            print(f"  {seconds:7.1f} s  {cpu:7.1f} CPU s  {name}")  # noqa: T201
 
 
 if __name__ == "__main__":
