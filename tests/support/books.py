@@ -52,15 +52,19 @@ def job_row(sessions: Any, job_id: uuid.UUID) -> Any:
         return job
 
 
-def revised_book(chapters: int = 20, per_chapter: int = 2, edited_chapter: int = 7) -> tuple[str, str, list[str]]:
-    """A book of ``chapters`` chapters of the novel's paragraphs, and the same book with three
-    sentences of chapter ``edited_chapter`` corrected (a word added near each one's end).
-    Returns ``(original, edited, the edited sentences as they now read)``."""
+def revised_book(
+    chapters: int = 20, per_chapter: int = 2, edited_chapter: int = 7, paragraph_chars: tuple[int, int] = (120, 300)
+) -> tuple[str, str, list[str]]:
+    """A book of ``chapters`` chapters of the novel's paragraphs (of ``paragraph_chars`` characters:
+    short ones, so that rendering twenty chapters stays a small share of ``make test``), and the
+    same book with three sentences of chapter ``edited_chapter`` corrected (a word added near each
+    one's end). Returns ``(original, edited, the edited sentences as they now read)``."""
     from speech.text.segment import split_sentences
 
     book = CORPUS.read_text(encoding="utf-8")
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", book[book.index("It is a truth universally acknowledged") :])]
-    usable = iter(p for p in paragraphs if 200 <= len(p) <= 550 and not p.upper().startswith("CHAPTER"))
+    shortest, longest = paragraph_chars
+    usable = iter(p for p in paragraphs if shortest <= len(p) <= longest and not p.upper().startswith("CHAPTER"))
     layout = [[next(usable) for _ in range(per_chapter)] for _ in range(chapters)]
     edited_layout = [list(c) for c in layout]
     changed: list[str] = []
