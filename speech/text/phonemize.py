@@ -56,7 +56,12 @@ class _OnceForMismatch(logging.Filter):
 _log.addFilter(_OnceForMismatch())
 
 _WORD_CACHE_SIZE = 20_000
-_LANGUAGE_FLAGS = re.compile(r"\([^)]*\)")
+# eSpeak NG's language switches, "(en)" or "(en-us)", should phonemizer leave one: a language
+# code in brackets and nothing else. Never any bracketed text: punctuation is kept, so the
+# text's own "(an invitation, moreover, ...)" comes back as IPA in brackets, and an earlier
+# pattern that took everything between brackets silently dropped every parenthesis of a book
+# from the speech of every voice (found by the QA check on a novel, ``bench/qa_book.py``).
+_LANGUAGE_FLAGS = re.compile(r"\([a-z]{2,3}(?:-[a-z0-9]{2,8})*\)")
 
 _setup_lock = threading.Lock()
 _library_ready = False

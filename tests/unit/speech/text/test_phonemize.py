@@ -64,3 +64,28 @@ def test_concurrent_calls_give_the_same_answers(phonemizer: EspeakPhonemizer) ->
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda t: phonemizer.phonemize(t, "en-us"), texts))
     assert results == expected
+
+
+@pytest.mark.parametrize(
+    ("voice", "text", "word"),
+    [
+        ("en-us", "He said (quietly) that it was late.", "quietly"),
+        ("en-us", "to dine there (an invitation, moreover, including the whole party) so soon", "invitation"),
+        ("fr-fr", "Il est venu (avec sa sœur) hier.", "sœur"),
+        ("es", "Llegó tarde (como siempre) a la cena.", "siempre"),
+    ],
+)
+def test_text_in_brackets_is_spoken(phonemizer: EspeakPhonemizer, voice: str, text: str, word: str) -> None:
+    """A book's parentheses are read: every word of a bracketed aside is in the sentence's IPA
+    (they had been dropped by the clean-up of eSpeak NG's language flags)."""
+    ipa = phonemizer.phonemize(text, voice)
+    spoken = phonemizer.phonemize(word, voice).rstrip(".")
+    assert spoken in ipa, (ipa, spoken)
+    assert "(" in ipa and ")" in ipa
+
+
+def test_language_flags_are_removed_and_nothing_else() -> None:
+    from speech.text.phonemize import _clean
+
+    assert _clean("ðɪs (en)wˈɜːd(fr) ɪz (en-us)hˈɪɹ") == unicodedata.normalize("NFD", "ðɪs wˈɜːd ɪz hˈɪɹ")
+    assert _clean("hiː sˈɛd (kwˈaɪətli) ðæt") == unicodedata.normalize("NFD", "hiː sˈɛd (kwˈaɪətli) ðæt")
