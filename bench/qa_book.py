@@ -86,13 +86,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-referee", action="store_true", help="no second opinion (the rule before it)")
+    parser.add_argument("--no-count", action="store_true", help="do not count the sentences heard (the rule before it)")
     args = parser.parse_args()
 
     from bench.book import CORPUS
     from bench.machine import describe
     from books.chapters import detect_sections
     from scheduler.planning import split
-    from scheduler.qa import REDO_SLOWER
+    from scheduler.qa import REDO_SLOWER, spoken_sentences
     from scheduler.synthesis import SENTENCE_GAP_MS, join_sentences
     from speech.asr import Hearing, WhisperRecognizer, listen, threshold
     from speech.engines.registry import load_engine
@@ -127,7 +128,8 @@ def main() -> None:
         """The product's look (``speech.asr.listen``: whole, then sentence by sentence)."""
         audio, _ = join_sentences(pieces, rate)
         started = time.process_time()
-        hearing = listen(recognizer, audio, rate, text, lang, gap_s=SENTENCE_GAP_MS / 1000)
+        hearing = listen(recognizer, audio, rate, text, lang, gap_s=SENTENCE_GAP_MS / 1000,
+                         sentences=None if args.no_count else spoken_sentences(text, lang))
         tally.asr_cpu += time.process_time() - started
         tally.asr_audio += len(audio) / rate
         tally.by_sentence += hearing.by_sentence

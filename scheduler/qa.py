@@ -82,15 +82,24 @@ def _keys(sessions: SessionFactory, job_id: uuid.UUID) -> ChunkKeys:
         return ChunkKeys(job_id, tuple(job_repo.chunk_audio_keys(session=session, job_id=job_id)))
 
 
-def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: int, lang: str) -> dict[str, Any]:
+def spoken_sentences(text: str, lang: str, *, normalize: bool = True) -> int:
+    """How many sentences a plain-text chunk is spoken as: each one its own stretch of sound
+    between the gaps ``join_sentences`` puts (``speech.asr.listen`` counts them)."""
+    return sum(1 for sentence in prepare(text, lang, normalize_text=normalize) if any(c.isalnum() for c in sentence))
+
+
+def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: int, params: JobParams) -> dict[str, Any]:
     """One look at a chunk (``speech.asr.listen``: whole, then sentence by sentence, then another
-    model's reading, each only if the one before failed)."""
+    model's reading, each only if the one before failed; a sentence without its own stretch of
+    sound fails it). An SSML chunk's sentences are its steps (marks, breaks, voices), not counted."""
     meta = json.loads(objects.get_bytes(keys.meta_key(index)))
     pcm = np.frombuffer(objects.get_bytes(keys.audio_key(index)), dtype="<i2")
     rate, text = int(meta["sample_rate"]), meta.get("text", "")
+    lang = params.lang or "en"
     samples = pcm.astype(np.float32) * np.float32(1.0 / 32767.0)
     started = time.process_time()
-    hearing = listen(recognizer, samples, rate, text, lang, gap_s=SENTENCE_GAP_MS / 1000)
+    sentences = None if params.ssml else spoken_sentences(text, lang, normalize=params.normalize)
+    hearing = listen(recognizer, samples, rate, text, lang, gap_s=SENTENCE_GAP_MS / 1000, sentences=sentences)
     cpu_s = time.process_time() - started
     result = hearing.score
     return {
@@ -104,6 +113,7 @@ def _hear(objects: ObjectStore, recognizer: Recognizer, keys: ChunkKeys, index: 
         "passed": hearing.passed,
         "heardBySentence": hearing.by_sentence,
         "secondOpinion": hearing.second_opinion,
+        "missingSentences": hearing.missing_sentences,
         "audioSeconds": len(pcm) / rate,
         "asrCpuSeconds": round(cpu_s, 3),
     }
@@ -117,7 +127,7 @@ def check_chunks(
     job = _job(sessions, job_id)
     if job.status != JobStatus.RUNNING:
         return CheckResult(0, [], canceled=job.status == JobStatus.CANCELED)
-    lang = JobParams.from_stored(job.params).lang or "en"
+    params = JobParams.from_stored(job.params)
     keys = _keys(sessions, job_id)
     heard, redo = 0, []
     for index in indices:
@@ -126,7 +136,7 @@ def check_chunks(
             if not earlier["final"]:
                 redo.append(index)  # judged, but its redo was lost (a resumed job): ask again
             continue
-        verdict = _hear(objects, recognizer, keys, index, lang)
+        verdict = _hear(objects, recognizer, keys, index, params)
         heard += 1
         verdict["attempt"] = attempt
         verdict["final"] = verdict["passed"] or attempt >= 2

@@ -100,3 +100,27 @@ def test_sentences_are_cut_at_the_gaps_only() -> None:
     short[500:600] = 0  # a pause inside speech shorter than the gap: not a cut
     assert len(sentence_spans(short, RATE, GAP_S)) == 3
     assert sentence_spans(np.ones(10, np.float32), RATE, GAP_S) == [(0, 10)]
+
+
+class HearsTheText:
+    """A recogniser that writes the whole text whatever it hears: what the rate and run rules
+    cannot catch, a dropped sentence too short to count (``Pardon me.``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def transcribe(self, samples: np.ndarray, sample_rate: int, lang: str) -> str:
+        return self.text
+
+    def second_opinion(self, samples: np.ndarray, sample_rate: int, lang: str) -> str | None:
+        return self.text
+
+
+def test_a_sentence_without_its_own_stretch_of_sound_fails_the_chunk() -> None:
+    text = " ".join(SENTENCES)
+    dropped = listen(HearsTheText(text), chunk([0, 2]), RATE, text, "en", gap_s=GAP_S, sentences=3)
+    assert not dropped.passed and dropped.missing_sentences == 1
+    whole = listen(HearsTheText(text), chunk([0, 1, 2]), RATE, text, "en", gap_s=GAP_S, sentences=3)
+    assert whole.passed and whole.missing_sentences == 0
+    uncounted = listen(HearsTheText(text), chunk([0, 2]), RATE, text, "en", gap_s=GAP_S)
+    assert uncounted.passed  # without the count, only what was heard decides
