@@ -11,10 +11,11 @@ inside speech, whose quietest samples are noise, not zeros.
 Where both readings fail, a second opinion is asked of the recogniser, when it has one for the
 language (a larger model: Whisper base for English, whose first look is tiny.en), and the chunk
 passes if that reading does. What remained of the false alarms on the novel were tiny.en's own
-mishearings ("uncommonly" as "in commonly", "By nature inoffensive" as "I nature an offensive"),
-the same on the chunk's second rendering; another model does not share them. A dropped sentence
-is missing from every model's reading, so drops still fail. The referee hears only what the first
-model failed (a few chunks an hour), so its cost is the first model's.
+mishearings, the same on the chunk's second rendering; base passed most of the looks tiny.en
+failed there (6 of 9), and the ones both models share ("uncommonly" as "in commonly") are the
+scorer's split rule (``speech.asr.scoring.align``). A dropped sentence is missing from every
+model's reading, so drops still fail. The referee hears only what the first model failed (a few
+chunks an hour), so its cost is the first model's.
 """
 
 from __future__ import annotations
