@@ -139,8 +139,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--kernels",
         default="auto",
-        choices=["auto", "eager", "compiled"],
-        help="Kokoro: the decoder's elementwise chains eager or fused by torch.compile (auto: fused on GPUs)",
+        choices=["auto", "eager", "compiled", "graphs"],
+        help="Kokoro: the decoder's elementwise chains eager or fused by torch.compile (auto: fused on GPUs); "
+        "graphs: fused and replayed from CUDA graphs (GPUs)",
     )
     parser.add_argument(
         "--reference-sentences",

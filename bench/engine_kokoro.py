@@ -46,10 +46,12 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
         token_budget=args.token_budget,
         max_batch=args.max_batch,
         compile_kernels=compile_kernels,
+        cuda_graphs={"auto": None, "graphs": True}.get(args.kernels, False),
     )
     session = onnxruntime_session(str(model_file()), args.threads, args.device)
     phonemizer = KokoroPhonemizer("en", "en-us")
     kernels = "compiled" if resolve_compile(compile_kernels, args.device) else "eager"
+    kernels += " + CUDA graphs up to batch 16" if engine.model.graphs is not None else ""
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(describe(args.device, dtype))
     print(
@@ -105,6 +107,9 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
     print(f"peak RSS {peak_mb:.0f} MB (one process holding both runtimes)")
     if args.device == "cuda":
         print(f"peak GPU memory {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB (allocated by torch)")
+        if engine.model.graphs is not None:
+            graphs = engine.model.graphs
+            print(f"CUDA graphs: {graphs.recorded} shapes recorded, {graphs.replayed} replays")
     print(
         f"RESULT rtf_lector={rtf_batched:.4f} rtf_onnxruntime={rtf_ort:.4f} ratio={rtf_batched / rtf_ort:.3f} "
         f"realtime_x_batch64={batch64}"

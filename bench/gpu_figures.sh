@@ -36,4 +36,5 @@ step engine_bf16 150 python3 -m bench.engine --engine kokoro --quick --device cu
 step quality 150 python3 -m bench.quality --voices ivy,owen,elodie --device cuda --dtypes float32,bfloat16 --no-reference --cer-sentences 3 --record "$OUT/gpu_quality.npz"
 step engine_f32 100 python3 -m bench.engine --engine kokoro --quick --device cuda --dtype float32 --reference-sentences 2 --rounds 1
 step first_piece 80 python3 -m bench.first_piece --device cuda --dtype bfloat16 --streams 1,16
+step graphs 300 python3 -m bench.kokoro_graphs --dtypes bfloat16,float32 --rounds 3
 ls -la "$OUT"

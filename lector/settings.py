@@ -157,11 +157,13 @@ class Settings(_Checked):
         description="who runs VITS voices: auto (the voice's graph on onnxruntime on CPU in float32, "
         "faster there than PyTorch; our PyTorch modules on GPUs), torch, onnxruntime (CPU only)",
     )
-    kokoro_kernels: Literal["auto", "eager", "compiled"] = Field(
+    kokoro_kernels: Literal["auto", "eager", "compiled", "graphs"] = Field(
         "auto",
-        description="Kokoro's decoder chains: auto (fused by torch.compile on GPUs, eager on CPUs), eager, "
+        description="Kokoro's decoder chains: auto (on GPUs fused by torch.compile, small batches replayed "
+        "from CUDA graphs; eager on CPUs), eager, "
         "compiled (on a CPU too: 0.65x onnxruntime's time in bfloat16 on a Zen 5 against 0.83x eager, "
-        "after some 30 s of compiling in a process's first calls, and again for a new shape)",
+        "after some 30 s of compiling in a process's first calls, and again for a new shape), "
+        "graphs (GPUs: compiled, and batches of up to 16 replayed from CUDA graphs, one recorded per shape)",
     )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: OptionalWebUrl = Field(None, validation_alias="MODEL_URL")

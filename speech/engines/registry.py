@@ -121,11 +121,14 @@ def _kokoro(
     return KokoroEngine.load(
         kokoro_pack(voice, fetch), lang=voice.lang, espeak_voice=voice.espeak_voice,
         device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, compile_kernels=KOKORO_KERNELS[kokoro_kernels],
+        cuda_graphs=KOKORO_GRAPHS.get(kokoro_kernels, False),
     )
 
 
-#: ``kokoro_kernels`` -> ``KokoroEngine.load``'s ``compile_kernels`` (None: its own rule, fused on GPUs).
-KOKORO_KERNELS: dict[str, bool | None] = {"auto": None, "eager": False, "compiled": True}
+#: ``kokoro_kernels`` -> ``KokoroEngine.load``'s ``compile_kernels`` (None: its own rule, fused on GPUs);
+#: ``graphs`` also replays small batches' decoder from CUDA graphs (GPUs only), as ``auto`` does on GPUs.
+KOKORO_KERNELS: dict[str, bool | None] = {"auto": None, "eager": False, "compiled": True, "graphs": True}
+KOKORO_GRAPHS: dict[str, bool | None] = {"auto": None, "graphs": True}
 
 
 def _espeak(voice: Voice, **_: object) -> Engine:

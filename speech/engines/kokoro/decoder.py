@@ -221,11 +221,9 @@ class Generator(nn.Module):
         pad = N_FFT // 2
         return audio[:, pad : size - pad] / envelope[:, pad : size - pad].clamp(min=1e-11)
 
-    def forward(
-        self, x: torch.Tensor, style: torch.Tensor, f0: torch.Tensor, frames: torch.Tensor, counts: Sequence[int]
-    ) -> list[torch.Tensor]:
-        """``x`` ``[B, 512, 2F]`` -> one waveform per item (``600 * F`` samples each). ``counts``
-        are ``frames`` on the host: asking the device for them would wait for the whole stack."""
+    def forward(self, x: torch.Tensor, style: torch.Tensor, f0: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
+        """``x`` ``[B, 512, 2F]`` -> padded waveforms ``[B, 600 F]``: item ``b``'s audio is its first
+        ``600 * frames[b]`` samples (``per_item``)."""
         har = self._harmonic_spectrum(f0.float(), frames * 2).to(x.dtype)
         lengths = frames * 2
         for i, up in enumerate(self.ups):
@@ -244,8 +242,7 @@ class Generator(nn.Module):
         # conv_post runs in float32 (its weights stay there, ``KokoroModel.set_decoder_dtype``):
         # its output is a log-magnitude, and bfloat16 would round a value near 8 to a step of
         # 1/16, a 6% step in every bin's amplitude.
-        audio = self._istft(self.conv_post(F.leaky_relu(x, 0.01).float()), lengths)
-        return [audio[row, : SAMPLES_PER_FRAME * n] for row, n in enumerate(counts)]
+        return self._istft(self.conv_post(F.leaky_relu(x, 0.01).float()), lengths)
 
 
 class Decoder(nn.Module):
@@ -268,9 +265,10 @@ class Decoder(nn.Module):
         energy: torch.Tensor,
         style: torch.Tensor,
         frames: torch.Tensor,
-        counts: Sequence[int],
-    ) -> list[torch.Tensor]:
-        """``asr`` ``[B, 512, F]``, ``f0`` and ``energy`` ``[B, 2F]`` -> a waveform per item."""
+    ) -> torch.Tensor:
+        """``asr`` ``[B, 512, F]``, ``f0`` and ``energy`` ``[B, 2F]`` -> padded waveforms ``[B, 600 F]``
+        (``per_item`` cuts them). No step asks the device anything, so a CUDA graph can record
+        the whole call (``graphs.py``)."""
         mask = time_mask(frames, asr.shape[-1])
         f0_down = masked(self.F0_conv(f0[:, None].to(asr.dtype)), mask)
         n_down = masked(self.N_conv(energy[:, None].to(asr.dtype)), mask)
@@ -282,4 +280,10 @@ class Decoder(nn.Module):
             x = block(x, style, lengths)
             if block.upsample:
                 lengths = lengths * 2
-        return self.generator(x, style, f0, frames, counts)
+        return self.generator(x, style, f0, frames)
+
+
+def per_item(audio: torch.Tensor, counts: Sequence[int]) -> list[torch.Tensor]:
+    """Each item's waveform out of a padded ``[B, N]`` batch. ``counts`` are the frames on the
+    host: asking the device for them would wait for the whole stack."""
+    return [audio[row, : SAMPLES_PER_FRAME * n] for row, n in enumerate(counts)]

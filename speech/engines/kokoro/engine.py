@@ -69,7 +69,7 @@ class _Shared:
     dtype: str = "float32"  # resolved: what the decoder computes in
 
 
-_models: dict[tuple[str, str, bool], _Shared] = {}
+_models: dict[tuple[str, str, bool, bool], _Shared] = {}
 _models_lock = threading.Lock()
 
 
@@ -103,11 +103,20 @@ def resolve_compile(compile_kernels: bool | None, device: str) -> bool:
     return torch.device(device).type == "cuda" if compile_kernels is None else compile_kernels
 
 
+def resolve_graphs(cuda_graphs: bool | None, device: str) -> bool:
+    """``None`` (auto): small batches replay CUDA graphs on GPUs (``graphs.py``)."""
+    cuda = torch.device(device).type == "cuda"
+    if cuda_graphs and not cuda:
+        raise EngineError("Kokoro's CUDA graphs need device 'cuda'")
+    return cuda if cuda_graphs is None else cuda_graphs
+
+
 def shared_model(
     device: str = "cpu",
     dtype: str = "float32",
     cache_dir: str | Path | None = None,
     compile_kernels: bool | None = None,
+    cuda_graphs: bool | None = None,
 ) -> _Shared:
     """The process's Kokoro model on ``device`` at ``dtype`` (loaded on first use)."""
     dtype = resolve_dtype(dtype, device)
@@ -115,7 +124,8 @@ def shared_model(
     target = torch.device(device)
     if target.type == "cuda" and not torch.cuda.is_available():
         raise EngineError("device 'cuda' requested but CUDA is not available")
-    key = (str(target), dtype, fused)
+    graphs = resolve_graphs(cuda_graphs, device)
+    key = (str(target), dtype, fused, graphs)
     with _models_lock:
         shared = _models.get(key)
         if shared is None:
@@ -128,6 +138,8 @@ def shared_model(
                     model.quantize_dynamic()
                 if fused:
                     model.compile_kernels()
+                if graphs:
+                    model.record_graphs()
             shared = _Shared(model, threading.Lock(), dtype)
             _models[key] = shared
         return shared
@@ -182,6 +194,7 @@ class KokoroEngine:
         token_budget: int | None = None,
         max_batch: int | None = None,
         compile_kernels: bool | None = None,
+        cuda_graphs: bool | None = None,
     ) -> KokoroEngine:
         """A voice speaking ``lang`` with style ``pack`` (``(rows, 256)`` or ``(rows, 1, 256)``).
 
@@ -190,11 +203,12 @@ class KokoroEngine:
         batch-invariant), "bfloat16" (the decoder at that precision, for GPUs), "int8" (CPU:
         convolutions quantized on the fly, one item per pass, opt-in) or "auto" (float32; see
         ``resolve_dtype``). ``compile_kernels``: fuse the decoder's elementwise chains
-        with ``torch.compile`` (default: on GPUs only)."""
+        with ``torch.compile`` (default: on GPUs only). ``cuda_graphs``: small batches replay the
+        decoder from recorded CUDA graphs (``graphs.py``; default: on GPUs only)."""
         if threads > 0 or torch.device(device).type == "cpu":
             claim_torch_threads("intra_op", threads)
         dtype = resolve_dtype(dtype, device)
-        shared = shared_model(device, dtype, cache_dir, compile_kernels)
+        shared = shared_model(device, dtype, cache_dir, compile_kernels, cuda_graphs)
         gpu = shared.model.device.type != "cpu"
         if dtype == "int8":
             max_batch = 1  # activation scales span the batch: one item per pass keeps items exact

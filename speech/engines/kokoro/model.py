@@ -22,7 +22,8 @@ from torch import nn
 from speech.engines.kokoro import kernels
 from speech.engines.kokoro.albert import Albert
 from speech.engines.kokoro.decoder import SAMPLES_PER_FRAME as SAMPLES_PER_FRAME
-from speech.engines.kokoro.decoder import Decoder
+from speech.engines.kokoro.decoder import Decoder, per_item
+from speech.engines.kokoro.graphs import GraphedDecoder, PaddedDecoder
 from speech.engines.kokoro.int8 import Int8Conv1d
 from speech.engines.kokoro.prosody import ProsodyPredictor, TextEncoder
 
@@ -44,6 +45,7 @@ class KokoroModel(nn.Module):
         self.text_encoder = TextEncoder()
         self.decoder = Decoder()
         self.decoder_dtype: torch.dtype | None = None
+        self.graphs: GraphedDecoder | None = None
 
     def set_decoder_dtype(self, dtype: torch.dtype | None) -> None:
         """Run the decoder (most of the work) at ``dtype``; ``None`` keeps float32. The harmonic
@@ -63,6 +65,13 @@ class KokoroModel(nn.Module):
         for module in self.modules():
             if hasattr(module, "kernels"):
                 setattr(module, "kernels", fused)  # noqa: B010 - a plain attribute of several classes
+
+    def record_graphs(self) -> None:
+        """Replay the decoder from CUDA graphs (``graphs.py``): the GPU path when it is
+        launch-bound. Call it after ``compile_kernels``, whose fused chains the graphs record."""
+        if self.device.type != "cuda":
+            raise ValueError("CUDA graphs need the model on a GPU")
+        self.graphs = GraphedDecoder(self.decoder)
 
     def quantize_dynamic(self) -> None:
         """The CPU int8 path: every convolution but the last as ``Int8Conv1d`` (activations
@@ -126,7 +135,8 @@ class KokoroModel(nn.Module):
         asr = self.text_encoder(tokens, lengths) @ alignment
         if self.decoder_dtype is not None:
             asr, timbre = asr.to(self.decoder_dtype), timbre.to(self.decoder_dtype)
-        audio = self.decoder(asr, f0, energy, timbre, frames, counts)
+        decode: PaddedDecoder = self.graphs or self.decoder
+        audio = per_item(decode(asr, f0, energy, timbre, frames), counts)
         return KokoroOutput(
             audio=[a.float() for a in audio],
             durations=[durations[row, : len(item)] for row, item in enumerate(ids)],

@@ -22,7 +22,7 @@ import math
 import pytest
 import torch
 
-from speech.engines.kokoro.decoder import N_FFT, SAMPLES_PER_FRAME, Generator, _phase
+from speech.engines.kokoro.decoder import N_FFT, SAMPLES_PER_FRAME, Generator, _phase, per_item
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,7 @@ def _run(generator: Generator, items: list[tuple[torch.Tensor, torch.Tensor, tor
         f0[row, : curve.shape[-1]] = curve
     style = torch.stack([s for _, s, _ in items])
     with torch.inference_mode():
-        return generator(x, style, f0, torch.tensor(frames), frames)
+        return per_item(generator(x, style, f0, torch.tensor(frames)), frames)
 
 
 def _snr(reference: torch.Tensor, other: torch.Tensor) -> float:

@@ -30,3 +30,5 @@ def test_the_setting_picks_the_decoder_chains(monkeypatch: pytest.MonkeyPatch) -
         assert kernels.compiled() not in _chains(load_engine(voice, dtype="float32", kokoro_kernels=plain))
     with pytest.raises(EngineError, match="kokoro_kernels"):
         load_engine(voice, dtype="float32", kokoro_kernels="fast")
+    with pytest.raises(EngineError, match="CUDA graphs need device 'cuda'"):
+        load_engine(voice, dtype="float32", kokoro_kernels="graphs")
