@@ -15,6 +15,7 @@ from typing import Any
 import av
 import httpx
 import pytest
+from mutagen.mp4 import MP4
 from sqlalchemy import text
 
 from scheduler import retention
@@ -86,12 +87,16 @@ def test_markdown_upload_becomes_a_chaptered_m4b_with_subtitles_for_its_account_
     assert job["status"] == "succeeded", job
     assert (job["format"], job["samplingRate"], job["title"]) == ("m4b", 22050, "The Small Book")
 
-    with av.open(io.BytesIO(_download(stack, api_key, job["id"]))) as container:
+    audio = _download(stack, api_key, job["id"])
+    with av.open(io.BytesIO(audio)) as container:
         marks = container.chapters()
         tags = dict(container.metadata)
         assert container.streams.audio[0].rate == 22050
     assert [m["metadata"]["title"] for m in marks] == ["Morning", "Evening"]
     assert (tags["title"], tags["artist"]) == ("The Small Book", "A. Farmer")
+    atoms = MP4(io.BytesIO(audio)).tags  # no cover uploaded and none in a Markdown book: still an audiobook
+    assert atoms is not None and "covr" not in atoms
+    assert (atoms["stik"], atoms["©wrt"], atoms["©gen"]) == ([2], ["joe"], ["Audiobook"])
 
     stamps = httpx.get(f"{stack.api_url}/v1/jobs/{job['id']}/timestamps.json", headers=_auth(api_key)).json()
     assert [c["title"] for c in stamps["chapters"]] == ["Morning", "Evening"]

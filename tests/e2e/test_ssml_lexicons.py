@@ -256,6 +256,71 @@ def test_lexicon_ipa_reaches_kokoro_and_the_openai_route(stack, key: str) -> Non
     assert len(openai.content) > len(plain_openai.content) * 1.3
 
 
+LONG_ALIAS_TEXT = "We flew to NYC."
+
+
+def _json_seconds(stack: Any, key: str, lexicons: list[str]) -> float:
+    """The JSON variant (mist): the whole WAV in ``audioContent`` (its header, written before the
+    length was known, gives no frame count: the samples after ``data`` are counted)."""
+    response = httpx.post(f"{stack.api_url}/v1/service-tts", headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
+                          json={"text": LONG_ALIAS_TEXT, "speaker": "joe", "modelId": "mist", "audioFormat": "wav", "lexicons": lexicons},
+                          timeout=120)
+    assert response.status_code == 200, response.text
+    wav = base64.b64decode(response.json()["audioContent"])
+    rate = int.from_bytes(wav[24:28], "little")
+    return (len(wav) - wav.index(b"data") - 8) / 2 / rate
+
+
+def _sse_seconds(stack: Any, key: str, lexicons: list[str]) -> float:
+    """The server-sent events variant (mistv2): PCM at 16 kHz in its ``chunk`` events."""
+    response = httpx.post(f"{stack.api_url}/v1/service-tts", headers={"Authorization": f"Bearer {key}", "Accept": "text/event-stream"},
+                          json={"text": LONG_ALIAS_TEXT, "speaker": "joe", "modelId": "mistv2", "samplingRate": RATE,
+                                "lexicons": lexicons}, timeout=120)
+    assert response.status_code == 200, response.text
+    blocks = [b for b in response.text.split("\n\n") if b.startswith("event: chunk")]
+    return sum(len(base64.b64decode(json.loads(b.split("data: ", 1)[1])["data"])) for b in blocks) / 2 / RATE
+
+
+async def _socket_seconds(stack: Any, key: str, path: str, lexicons: list[str]) -> float:
+    """/ws2 (JSON events) or /ws (raw PCM frames), the lexicons named on the query."""
+    query = f"speaker=joe&audioFormat=pcm&samplingRate={RATE}&lexicons={','.join(lexicons)}"
+    url = stack.api_url.replace("http://", "ws://") + f"{path}?{query}"
+    audio = b""
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+        if path == "/ws":
+            await ws.send(LONG_ALIAS_TEXT)
+            await ws.send("<EOS>")
+            with pytest.raises(websockets.exceptions.ConnectionClosed):
+                while True:
+                    audio += await asyncio.wait_for(ws.recv(), 60)
+        else:
+            await ws.send(json.dumps({"text": LONG_ALIAS_TEXT}))
+            await ws.send(json.dumps({"operation": "flush"}))
+            while (event := json.loads(await asyncio.wait_for(ws.recv(), 60)))["type"] != "done":
+                audio += base64.b64decode(event["data"]) if event["type"] == "chunk" else b""
+    return len(audio) / 2 / RATE
+
+
+@pytest.mark.parametrize("transport", ["json", "sse", "/ws2", "/ws"])
+async def test_lexicons_reach_the_json_and_sse_variants_and_the_other_sockets(stack, key: str, transport: str) -> None:  # type: ignore[no-untyped-def]
+    """The issue names every transport: besides the audio stream, /ws3 and the OpenAI route
+    (above), the JSON and SSE variants of /v1/service-tts, /ws2 and /ws read the named lexicon:
+    its long alias is heard as over a second more speech. An empty list is no lexicon at all."""
+    name = f"every-{uuid.uuid4().hex[:6]}"
+    assert _lexicons(stack, key, "PUT", name, content=_pls(
+        "<lexeme><grapheme>NYC</grapheme><alias>the city that never sleeps, New York</alias></lexeme>")).status_code == 201
+
+    async def seconds(lexicons: list[str]) -> float:
+        if transport == "json":
+            return _json_seconds(stack, key, lexicons)
+        if transport == "sse":
+            return _sse_seconds(stack, key, lexicons)
+        return await _socket_seconds(stack, key, transport, lexicons)
+
+    without, with_alias = await seconds([]), await seconds([name])
+    assert with_alias > without + 0.8, (without, with_alias)
+
+
 async def test_ws3_takes_lexicons_on_its_query(stack, key: str) -> None:  # type: ignore[no-untyped-def]
     name = f"ws-{uuid.uuid4().hex[:6]}"
     assert _lexicons(stack, key, "PUT", name, content=_pls(
