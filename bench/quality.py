@@ -258,21 +258,34 @@ class Recording:
 
 def kokoro_engine(voice: Any, dtype: str, threads: int, kernels: str, device: str = "cpu") -> Any:
     """The catalog voice on Kokoro at ``dtype``; ``kernels`` "eager" is the service's path
-    (``load_engine``), "compiled" the same voice with the decoder's chains through
-    ``torch.compile`` (``KokoroEngine.load(compile_kernels=True)``)."""
+    (``load_engine``: on a GPU its ``auto``, compiled chains and CUDA graphs), "compiled" the same
+    voice with the decoder's chains through ``torch.compile`` and no graphs, "graphs" compiled
+    and small batches replayed from CUDA graphs (``speech/engines/kokoro/graphs.py``)."""
     from speech.engines.registry import load_engine
 
     if kernels == "eager":
         return load_engine(voice, device=device, dtype=dtype, threads=threads)
-    if kernels != "compiled":
-        raise SystemExit(f"--kernels: eager or compiled, not {kernels!r}")
+    if kernels not in ("compiled", "graphs"):
+        raise SystemExit(f"--kernels: eager, compiled or graphs, not {kernels!r}")
     from speech.engines.kokoro import KokoroEngine
     from speech.engines.registry import kokoro_pack
 
     return KokoroEngine.load(
         kokoro_pack(voice), lang=voice.lang, espeak_voice=voice.espeak_voice, device=device, threads=threads,
-        dtype=dtype, compile_kernels=True,
+        dtype=dtype, compile_kernels=True, cuda_graphs=kernels == "graphs",
     )
+
+
+def twice(speak: Speak) -> Speak:
+    """Each text spoken twice, the second kept: a CUDA graph is recorded the second time a shape
+    is seen, and its warm-up pass is the answer then, bit for bit what a replay gives
+    (``tests/unit/speech/engines/kokoro/test_graphs.py``)."""
+
+    def again(text: str) -> np.ndarray:
+        speak(text)
+        return speak(text)
+
+    return again
 
 
 HEADER = "| voice | lang | engine | precision | runtime | P.808 | SIG | BAK | OVRL | >8 kHz dB | CER | RTF |"
@@ -322,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-reference", action="store_true", help="skip onnxruntime on the shipped graph")
     parser.add_argument("--threads", type=int, default=0, help="torch and onnxruntime threads (0: every core)")
     parser.add_argument(
-        "--kernels", default="eager", help="Kokoro decoder kernels, comma-separated: eager, compiled (torch.compile)"
+        "--kernels", default="eager", help="Kokoro decoder kernels, comma-separated: eager, compiled (torch.compile), graphs (compiled + CUDA graphs)"
     )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the Kokoro voices run")
     parser.add_argument("--record", type=Path, help="render only, into this .npz (a GPU host without DNSMOS)")
@@ -410,6 +423,7 @@ def rendered_here(args: argparse.Namespace, add: Add, cores: int) -> None:
                 for kernels in args.kernels.split(","):
                     engine = kokoro_engine(voice, dtype, threads, kernels, args.device)
                     speak = lector_speaker(engine, voice.lang)
+                    speak = twice(speak) if kernels == "graphs" else speak
                     precision = (dtype if kernels == "eager" else f"{dtype} {kernels}") + where
                     add(voice, "kokoro", precision, "torch",
                         render(speak, engine.sample_rate, paragraph, voice.lang, cer_limit, with_cer))
