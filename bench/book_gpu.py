@@ -56,7 +56,7 @@ def main() -> None:
 
     from bench.engine import SENTENCES
     from bench.machine import describe
-    from books.chapters import sections_for
+    from books.chapters import detect_sections
     from scheduler.planning import split
     from speech.engines.vits import VitsEngine
     from speech.synthesizer import prepare
@@ -68,7 +68,7 @@ def main() -> None:
 
     text, skip = book_text(args.chars, args.corpus)
     began = time.perf_counter()
-    pieces, _ = split(text, "en", sections=sections_for(text, {"skip_front_matter": skip}))
+    pieces, _ = split(text, "en", sections=detect_sections(text, skip_front_matter=skip))
     chunks = [prepare(piece, "en") for piece in pieces]
     calls = _calls(chunks, args.call_chars)
     planned = time.perf_counter() - began

@@ -34,7 +34,7 @@ import argparse
 import os
 import resource
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     # Rounds alternate the runs so that load from other processes hits them alike; each run
     # keeps its best round.
-    runs = {
+    runs: dict[str, Callable[[Sequence[str]], float]] = {
         "onnxruntime, sentence by sentence": onnxruntime_run,
         "lector, batch 1": lector_single,
         "lector, batched": lector_batched,

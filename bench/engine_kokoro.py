@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import resource
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bench.machine import cpu_model, describe
 from bench.rounds import alternate, kokoro_reference, onnxruntime_session
@@ -83,7 +83,7 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
     onnxruntime_run(warmup)
     lector_single(warmup)
     lector_batched(warmup)
-    runs = {
+    runs: dict[str, Callable[[Sequence[str]], float]] = {
         "onnxruntime int8, sentence by sentence": onnxruntime_run,
         "lector, batch 1": lector_single,
         "lector, batched": lector_batched,

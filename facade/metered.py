@@ -4,7 +4,7 @@ Why one object: every transport (``/v1/service-tts`` and its JSON and SSE varian
 WebSockets, the self-hosted ``/``, OpenAI's ``/v1/audio/speech``) had its own copy of "bill what
 was made, also when the client goes away", each placing its threads its own way. Here the thread
 policy of ``docs/architecture.md`` is kept in one place: synthesis steps run on the engine pool
-(``plans.in_engine_thread``), the usage row is written on the blocking pool
+(``request_resolution.in_engine_thread``), the usage row is written on the blocking pool
 (``Services.offload``), never from an engine thread or the event loop, and a hang-up (which
 cancels the request's task) cannot skip the billing (it runs shielded from the cancel).
 
@@ -30,7 +30,7 @@ from speech.types import AudioChunk
 
 
 class MeteredSynthesis:
-    """``plan`` synthesized at ``rate`` for ``principal``, its usage recorded once.
+    """The ``resolved`` request synthesized at ``rate`` for ``principal``, its usage recorded once.
 
     Stream it (``open``, then ``next`` until None, then ``finish``) or make it whole (``whole``).
     ``continues``: a later run of a WebSocket's text, which bills the break before it."""
@@ -40,13 +40,13 @@ class MeteredSynthesis:
         services: Services,
         principal: Principal,
         req: SynthesisRequest,
-        plan: ResolvedRequest,
+        resolved: ResolvedRequest,
         *,
         rate: int,
         transport: str,
         continues: bool = False,
     ) -> None:
-        self.services, self.principal, self.req, self.plan = services, principal, req, plan
+        self.services, self.principal, self.req, self.resolved = services, principal, req, resolved
         self.rate, self.transport, self.continues = rate, transport, continues
         self.stats = StreamStats()
         self.request_id = uuid.uuid4().hex
@@ -55,8 +55,8 @@ class MeteredSynthesis:
 
     @property
     def complete(self) -> bool:
-        """Every unit of the plan is synthesized (its bytes may still be on their way out)."""
-        return self.stats.sentences >= len(self.plan.units)
+        """Every unit of the request is synthesized (its bytes may still be on their way out)."""
+        return self.stats.sentences >= len(self.resolved.units)
 
     def pcm(self, *, streamed: bool = False) -> Generator[AudioChunk, None, None]:
         """The audio, unit by unit, counted in ``stats`` (what the bill is made from).
@@ -67,7 +67,7 @@ class MeteredSynthesis:
         if streamed and not self.continues and self.services.first_audio_s > 0:
             quick = QuickStart(self.services.pace, self.services.first_audio_s)
         return pcm_stream(
-            self.services.synthesizer, self.plan.voice, self.plan.units, self.plan.controls,
+            self.services.synthesizer, self.resolved.voice, self.resolved.units, self.resolved.controls,
             sample_rate=self.rate, stats=self.stats, quick_start=quick,
         )
 
@@ -89,7 +89,7 @@ class MeteredSynthesis:
             return
         self.billed = True
         await self.services.offload(
-            record, self.services, self.principal, self.req, self.plan, self.stats,
+            record, self.services, self.principal, self.req, self.resolved, self.stats,
             transport=self.transport, request_id=self.request_id, continues=self.continues,
         )
 

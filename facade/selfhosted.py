@@ -61,23 +61,23 @@ def _names_audio(accept: str | None) -> bool:
 async def synthesize(request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
     """The vendor API contract's self-hosted synthesis: audio for an audio ``Accept``, the JSON shape otherwise."""
     req = parse_request(parse_json_body(await request.body()))
-    plan = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
+    resolved = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
     accept = request.headers.get("accept")
     choice = negotiate(accept, allow_json=False, allow_sse=False)
     if choice.representation is Representation.AUDIO and not choice.defaulted and choice.format is not None:
         accept_rate = checked_rate(choice.rate_param)
-        rate = req.sampling_rate or accept_rate or default_rate(plan.model_id, choice.format.value)
-        return await audio_stream(services, principal, req, plan, choice.format, rate, transport="http")
+        rate = req.sampling_rate or accept_rate or default_rate(resolved.model_id, choice.format.value)
+        return await audio_stream(services, principal, req, resolved, choice.format, rate, transport="http")
     if choice.representation is Representation.NOT_ACCEPTABLE and _names_audio(accept):
-        raise e.ApiError(406, not_acceptable_message(plan.requested_model))
-    return await json_audio(services, principal, req, plan)
+        raise e.ApiError(406, not_acceptable_message(resolved.requested_model))
+    return await json_audio(services, principal, req, resolved)
 
 
-async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
+async def json_audio(services: Services, principal: Principal, req: SynthesisRequest, resolved: ResolvedRequest) -> Response:
     """``{"audioContent": {"model_output": "<base64>"}}``: the whole audio, once synthesized."""
     fmt = from_audio_format_param(req.audio_format or DEFAULT_JSON_FORMAT, allowed=JSON_OUTPUT_FORMATS)
-    rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
-    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport="http")
+    rate = req.sampling_rate or default_rate(resolved.model_id, fmt.value)
+    metered = MeteredSynthesis(services, principal, req, resolved, rate=rate, transport="http")
     # as the streaming endpoint: an unhandled 500 is JSON
     with e.unhandled_as(500, e.INTERNAL, json_body=True, what="self-hosted synthesis failed"):
         audio = await metered.whole(encoded_whole(fmt, rate))

@@ -58,21 +58,21 @@ def record(
     services: Services,
     principal: Principal,
     req: SynthesisRequest,
-    plan: ResolvedRequest,
+    resolved: ResolvedRequest,
     stats: StreamStats,
     *,
     transport: str,
     request_id: str,
     continues: bool = False,
 ) -> None:
-    text = plan.billed_text if plan.billed_text is not None else req.text
-    characters = billed_share(text, stats.begun, len(plan.units), continues=continues)
+    text = resolved.billed_text if resolved.billed_text is not None else req.text
+    characters = billed_share(text, stats.begun, len(resolved.units), continues=continues)
     if characters:
-        CHARACTERS_BILLED.labels(plan.requested_model, transport).inc(characters)
+        CHARACTERS_BILLED.labels(resolved.requested_model, transport).inc(characters)
     if characters and services.usage_sink is not None:
         try:
-            services.usage_sink({"characters": characters, "model": plan.requested_model, "speaker": req.speaker,
-                                 "lang": plan.lang, "transport": transport, "requestId": request_id,
+            services.usage_sink({"characters": characters, "model": resolved.requested_model, "speaker": req.speaker,
+                                 "lang": resolved.lang, "transport": transport, "requestId": request_id,
                                  "audioSeconds": round(stats.audio_seconds, 3)})
         except Exception:  # the audio is delivered; losing the count must be loud, not fatal
             log.exception("could not spool usage for request %s", request_id)
@@ -81,8 +81,8 @@ def record(
     row = {
         "accountId": str(principal.account_id),
         "apiKeyId": str(principal.api_key_id) if principal.api_key_id else None,
-        "transport": transport, "requestId": request_id, "model": plan.requested_model, "speaker": req.speaker,
-        "lang": plan.lang, "characters": characters, "audioSeconds": round(stats.audio_seconds, 3),
+        "transport": transport, "requestId": request_id, "model": resolved.requested_model, "speaker": req.speaker,
+        "lang": resolved.lang, "characters": characters, "audioSeconds": round(stats.audio_seconds, 3),
         "createdAt": datetime.now(UTC).isoformat(),
     }
     try:

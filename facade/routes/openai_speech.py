@@ -55,14 +55,14 @@ async def audio_speech(request: Request, services: ServicesDep) -> Response:
     speaker = lector_speaker(voice, model_id)
     req = SynthesisRequest(text=text, speaker=speaker, model_id=model_id, lang=_voice_lang(services, model_id, speaker),
                            time_scale=time_scale(speed), lexicons=parse_lexicon_names(payload.get("lexicons")))
-    plan = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
+    resolved = await services.offload(resolve, services, req, principal, endpoint=ENDPOINT)
     output = OUTPUT_FORMATS[fmt_name]
     if output.streamed:
-        response = await audio_stream(services, principal, req, plan, output.audio, SAMPLE_RATE, transport="http")
+        response = await audio_stream(services, principal, req, resolved, output.audio, SAMPLE_RATE, transport="http")
         if output.media_type:
             response.headers["content-type"] = output.media_type
         return response
-    metered = MeteredSynthesis(services, principal, req, plan, rate=SAMPLE_RATE, transport="http")
+    metered = MeteredSynthesis(services, principal, req, resolved, rate=SAMPLE_RATE, transport="http")
     audio = await metered.whole(functools.partial(_whole, output.audio))
     return Response(audio, media_type=output.media_type or output.audio.content_type(SAMPLE_RATE),
                     headers={"Cache-Control": "no-store"})

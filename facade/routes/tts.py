@@ -48,28 +48,28 @@ SSE_MODELS = frozenset({"mistv2"})
 async def service_tts(request: Request, services: ServicesDep, principal: PrincipalDep) -> Response:
     """Synthesize ``text`` with ``speaker`` and stream it in the format named by ``Accept``."""
     req = parse_request(parse_json_body(await request.body()))
-    plan = await services.offload(resolve, services, req, principal, endpoint="service-tts")
+    resolved = await services.offload(resolve, services, req, principal, endpoint="service-tts")
     choice = negotiate(
         request.headers.get("accept"),
-        allow_json=plan.requested_model in JSON_MODELS,
-        allow_sse=plan.requested_model in SSE_MODELS,
+        allow_json=resolved.requested_model in JSON_MODELS,
+        allow_sse=resolved.requested_model in SSE_MODELS,
     )
     if choice.representation is Representation.NOT_ACCEPTABLE:
-        raise e.ApiError(406, not_acceptable_message(plan.requested_model))
+        raise e.ApiError(406, not_acceptable_message(resolved.requested_model))
     if choice.representation is Representation.JSON:
-        return await json_variant(services, principal, req, plan)
+        return await json_variant(services, principal, req, resolved)
     if choice.representation is Representation.EVENT_STREAM:
-        return await sse_variant(services, principal, req, plan)
+        return await sse_variant(services, principal, req, resolved)
     fmt = choice.format or AudioFormat.PCM
     accept_rate = checked_rate(choice.rate_param)
-    rate = req.sampling_rate or accept_rate or default_rate(plan.model_id, fmt.value)
-    return await audio_stream(services, principal, req, plan, fmt, rate, transport="http")
+    rate = req.sampling_rate or accept_rate or default_rate(resolved.model_id, fmt.value)
+    return await audio_stream(services, principal, req, resolved, fmt, rate, transport="http")
 
 
 async def audio_stream(
-    services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest, fmt: AudioFormat, rate: int, *, transport: str
+    services: Services, principal: Principal, req: SynthesisRequest, resolved: ResolvedRequest, fmt: AudioFormat, rate: int, *, transport: str
 ) -> Response:
-    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport=transport)
+    metered = MeteredSynthesis(services, principal, req, resolved, rate=rate, transport=transport)
     metered.open(fmt)
     started = time.perf_counter()
     try:
@@ -102,21 +102,21 @@ async def audio_stream(
     return StreamingResponse(body(), media_type=fmt.content_type(rate), headers=headers)
 
 
-async def json_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
+async def json_variant(services: Services, principal: Principal, req: SynthesisRequest, resolved: ResolvedRequest) -> Response:
     """``Accept: application/json`` (mist, mistv2): ``{"audioContent": "<base64>"}``."""
     fmt = from_audio_format_param(req.audio_format or "mp3", allowed=JSON_VARIANT_FORMATS)
-    rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
-    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport="http")
+    rate = req.sampling_rate or default_rate(resolved.model_id, fmt.value)
+    metered = MeteredSynthesis(services, principal, req, resolved, rate=rate, transport="http")
     with e.unhandled_as(500, e.INTERNAL, json_body=True, what="synthesis failed (JSON variant)", logger=log):
         audio = await metered.whole(encoded_whole(fmt, rate))
     return JSONResponse({"audioContent": base64.b64encode(audio).decode()})
 
 
-async def sse_variant(services: Services, principal: Principal, req: SynthesisRequest, plan: ResolvedRequest) -> Response:
+async def sse_variant(services: Services, principal: Principal, req: SynthesisRequest, resolved: ResolvedRequest) -> Response:
     """``Accept: text/event-stream`` (mistv2): ``chunk`` events, then timestamps, then ``done``."""
     fmt = from_audio_format_param(req.audio_format or "pcm")
-    rate = req.sampling_rate or default_rate(plan.model_id, fmt.value)
-    metered = MeteredSynthesis(services, principal, req, plan, rate=rate, transport="http")
+    rate = req.sampling_rate or default_rate(resolved.model_id, fmt.value)
+    metered = MeteredSynthesis(services, principal, req, resolved, rate=rate, transport="http")
     metered.open(fmt)
 
     async def events() -> AsyncIterator[bytes]:

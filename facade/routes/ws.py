@@ -117,7 +117,7 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         if model_default and "modelId" not in params:
             params["modelId"] = model_default
         base = replace(parse_request({**params, "text": "-"}), ssml=False)  # SSML is told per message
-        plan = await services.offload(resolve, services, base, principal, endpoint=endpoint)
+        resolved = await services.offload(resolve, services, base, principal, endpoint=endpoint)
         allowed = JSON_WEBSOCKET_FORMATS if json_events else RAW_WEBSOCKET_FORMATS
         fmt = from_audio_format_param(params.get("audioFormat") or "pcm", allowed=allowed)
         segment = params.get("segment", "bySentence")
@@ -135,7 +135,7 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
         await websocket.send_denial_response(response)
         return None
     await websocket.accept(subprotocol=browser_auth.MARKER if browser_key is not None else None)
-    rate = base.sampling_rate or default_rate(plan.model_id, fmt.value)
+    rate = base.sampling_rate or default_rate(resolved.model_id, fmt.value)
     return SocketState(services, principal, base, fmt, rate, segment, json_events, endpoint)
 
 
@@ -147,7 +147,7 @@ async def _synthesize(
     # A JSON socket's run that is a <speak> document came in as one message (``_read_json``).
     req = replace(state.base, text=text, ssml=state.json_events and looks_like_ssml(text))
     try:
-        plan: ResolvedRequest = await services.offload(resolve, services, req, state.principal, endpoint=state.endpoint)
+        resolved: ResolvedRequest = await services.offload(resolve, services, req, state.principal, endpoint=state.endpoint)
     except e.ApiError as exc:
         if exc.message != e.TEXT_EMPTY:
             raise
@@ -159,7 +159,7 @@ async def _synthesize(
         return
     generation = state.generation
     metered = MeteredSynthesis(
-        services, state.principal, req, plan, rate=state.rate, transport="ws", continues=state.billed
+        services, state.principal, req, resolved, rate=state.rate, transport="ws", continues=state.billed
     )
     metered.open(state.fmt)
     try:

@@ -44,7 +44,7 @@ def test_rows_wait_in_the_outbox_and_are_replayed_once(pg_url: str, tmp_path: Pa
                         dispatcher=None, redis=None, usage_outbox=outbox)
     principal = Principal(account_id, key_id, "outbox", None, None, 60, "secret")
     req = SynthesisRequest(text="Two sentences. Billed once.", speaker="joe")
-    plan = ResolvedRequest("mistv3", "mistv3", None, "en", [StreamStep(text="Two sentences."), StreamStep(text="Billed once.")], Controls())
+    resolved = ResolvedRequest("mistv3", "mistv3", None, "en", [StreamStep(text="Two sentences."), StreamStep(text="Billed once.")], Controls())
     stats = StreamStats(sentences=2, audio_seconds=2.5)
 
     def rows(request_id: str) -> list[tuple[int, str]]:
@@ -53,11 +53,11 @@ def test_rows_wait_in_the_outbox_and_are_replayed_once(pg_url: str, tmp_path: Pa
             return [tuple(r) for r in found]  # type: ignore[misc]
 
     try:
-        record(services, principal, req, plan, stats, transport="http", request_id="ok-1")
+        record(services, principal, req, resolved, stats, transport="http", request_id="ok-1")
         assert rows("ok-1") == [(len(req.text), "http")] and outbox.pending() == []  # the normal path
 
         relay.cut()
-        record(services, principal, req, plan, stats, transport="ws", request_id="during-outage")
+        record(services, principal, req, resolved, stats, transport="ws", request_id="during-outage")
         assert rows("during-outage") == []
         assert [r["requestId"] for r in outbox.pending()] == ["during-outage"]  # on disk, fsynced
         assert outbox.flush() == 0  # still down: kept

@@ -64,9 +64,9 @@ def setup() -> Iterator[tuple[Services, Recorder, ThreadNoting]]:
 
 def _metered(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, ResolvedRequest]:
     req = SynthesisRequest(text=TEXT, speaker="joe", model_id="mistv3", lang="en")
-    plan = resolve(services, req, PRINCIPAL, endpoint="service-tts")
-    assert len(plan.units) == 3
-    return MeteredSynthesis(services, PRINCIPAL, req, plan, rate=16000, transport="http", continues=continues), plan
+    resolved = resolve(services, req, PRINCIPAL, endpoint="service-tts")
+    assert len(resolved.units) == 3
+    return MeteredSynthesis(services, PRINCIPAL, req, resolved, rate=16000, transport="http", continues=continues), resolved
 
 
 def _characters(sink: Recorder) -> list[int]:
@@ -91,27 +91,27 @@ async def test_a_stream_read_to_its_end_is_billed_once_for_the_whole_text(setup)
 
 async def test_a_hang_up_bills_the_share_that_was_made(setup) -> None:  # type: ignore[no-untyped-def]
     services, sink, _ = setup
-    metered, plan = _metered(services)
+    metered, resolved = _metered(services)
     metered.open(AudioFormat.MP3)
     assert await metered.next() is not None  # the first sentence went out; then the client left
     await metered.finish()
     await metered.finish()  # a second end changes nothing
     made = metered.stats.sentences
-    assert 0 < made < len(plan.units)
-    assert _characters(sink) == [billed_share(TEXT, made, len(plan.units))]
+    assert 0 < made < len(resolved.units)
+    assert _characters(sink) == [billed_share(TEXT, made, len(resolved.units))]
     assert _characters(sink)[0] < billed_characters(TEXT)
 
 
 async def test_a_cancelled_request_is_still_billed(setup) -> None:  # type: ignore[no-untyped-def]
     """A disconnect cancels the request's task: the bill runs shielded from it."""
     services, sink, _ = setup
-    metered, plan = _metered(services)
+    metered, resolved = _metered(services)
     metered.open(AudioFormat.PCM)
     await metered.next()
     with anyio.CancelScope() as scope:
         scope.cancel()
         await metered.finish()
-    assert _characters(sink) == [billed_share(TEXT, metered.stats.sentences, len(plan.units))]
+    assert _characters(sink) == [billed_share(TEXT, metered.stats.sentences, len(resolved.units))]
 
 
 async def test_nothing_made_bills_nothing(setup) -> None:  # type: ignore[no-untyped-def]
@@ -132,10 +132,10 @@ async def test_a_whole_file_is_billed_also_when_it_fails_part_way(setup) -> None
         next(pcm), next(pcm)
         raise RuntimeError("encoder broke")
 
-    failing, plan = _metered(services)
+    failing, resolved = _metered(services)
     with pytest.raises(RuntimeError, match="encoder broke"):
         await failing.whole(two_then_fail)
-    assert _characters(sink)[1] == billed_share(TEXT, 2, len(plan.units))
+    assert _characters(sink)[1] == billed_share(TEXT, 2, len(resolved.units))
     assert sink.rows[1][1].startswith("blocking")  # not the engine thread the encoder ran on
 
 
@@ -151,15 +151,15 @@ CLAUSED = "Once upon a time, in a land far away, there lived a king. The end."
 
 def _claused(services: Services, *, continues: bool = False) -> tuple[MeteredSynthesis, ResolvedRequest]:
     req = SynthesisRequest(text=CLAUSED, speaker="joe", model_id="mistv3", lang="en")
-    plan = resolve(services, req, PRINCIPAL, endpoint="service-tts")
+    resolved = resolve(services, req, PRINCIPAL, endpoint="service-tts")
     # 10 ms a character: the default 0.3 s budget holds 30, so the 57-character first sentence is cut at its first comma.
-    services.pace.record(plan.voice.key, 100, 1.0)
-    return MeteredSynthesis(services, PRINCIPAL, req, plan, rate=16000, transport="http", continues=continues), plan
+    services.pace.record(resolved.voice.key, 100, 1.0)
+    return MeteredSynthesis(services, PRINCIPAL, req, resolved, rate=16000, transport="http", continues=continues), resolved
 
 
 async def test_a_stream_starts_with_its_first_sentence_cut_at_a_clause(setup) -> None:  # type: ignore[no-untyped-def]
     services, sink, engine = setup
-    metered, plan = _claused(services)
+    metered, resolved = _claused(services)
     metered.open(AudioFormat.PCM)
     while await metered.next() is not None:
         pass
@@ -185,9 +185,9 @@ async def test_whole_files_and_later_socket_runs_are_not_cut(setup) -> None:  # 
 
 async def test_a_hang_up_after_a_first_piece_bills_its_sentence(setup) -> None:  # type: ignore[no-untyped-def]
     services, sink, _ = setup
-    metered, plan = _claused(services)
+    metered, resolved = _claused(services)
     metered.open(AudioFormat.PCM)
     assert await metered.next()  # the first piece went out; then the client left
     await metered.finish()
     assert metered.stats.sentences == 0 and metered.stats.partial
-    assert _characters(sink) == [billed_share(CLAUSED, 1, len(plan.units))] and _characters(sink)[0] > 0
+    assert _characters(sink) == [billed_share(CLAUSED, 1, len(resolved.units))] and _characters(sink)[0] > 0

@@ -37,10 +37,10 @@ def test_mistv2_s_speed_is_a_length_factor_and_every_other_model_s_a_rate() -> N
 def test_a_planned_stream_and_its_inline_speeds_are_rates(services: Services, model: str, length: float) -> None:
     req = parse_request({"text": "Normal, [then this].", "speaker": "joe", "modelId": model, "speedAlpha": 0.5,
                          "inlineSpeedAlpha": "0.5"})
-    plan = resolve(services, req, None, endpoint="tts")
-    assert plan.controls.length_scale() == pytest.approx(length)
-    assert plan.controls.route == model  # the model services are routed by it
-    inline = [step.speed for step in plan.units if step.speed is not None]
+    resolved = resolve(services, req, None, endpoint="tts")
+    assert resolved.controls.length_scale() == pytest.approx(length)
+    assert resolved.controls.route == model  # the model services are routed by it
+    inline = [step.speed for step in resolved.units if step.speed is not None]
     assert inline and all(speed == pytest.approx(1 / length) for speed in inline)
 
 
