@@ -166,10 +166,10 @@ def warm_up(services: Services) -> None:
     is the catalog's: its default model's first voice, in that voice's own language (an
     operator's catalog need not have the shipped one)."""
     try:
-        lineup = services.catalog.voices_of(None)
+        lineup = services.speech.catalog.voices_of(None)
         if not lineup:
-            log.warning("warm-up skipped: the default model %s has no voice", services.catalog.default_model)
+            log.warning("warm-up skipped: the default model %s has no voice", services.speech.catalog.default_model)
             return
-        services.synthesizer.synthesize(lineup[0], ["Ready."])
+        services.speech.synthesizer.synthesize(lineup[0], ["Ready."])
     except Exception:  # a broken default voice must not stop the API; requests will say why
         log.exception("warm-up synthesis failed")

@@ -60,33 +60,80 @@ class Principal:
 
 
 @dataclass(slots=True)
-class Services:
+class Speech:
+    """How text becomes speech: the voices, the engines behind them, the pronunciations an account
+    may add, and how a stream's first audio is paced."""
+
     catalog: Catalog
     synthesizer: Synthesizer
-    session_factory: Callable[[], AbstractContextManager[Session]] | None  # commits on success
-    objects: ObjectStore | None
-    dispatcher: Dispatcher | None
-    redis: Redis | None
-    queue_depths: QueueDepths | None = None  # the broker's queues, for the metrics' depth gauge
-    self_hosted: bool = False
-    webhook_allow_private: bool = False
-    presign_seconds: int = 3600
-    max_job_chars: int | None = None  # Settings.max_job_chars; None where no jobs route is mounted
-    max_active_jobs: int = 0  # Settings.max_active_jobs: unfinished jobs an account may have; 0: no limit
-    account_batch_window: int = 4  # Settings.account_batch_window: a canceled job's places go to the account's others
-    clock: Callable[[], datetime] | None = None
-    authenticator: Callable[[str], Principal] | None = None
-    admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403
-    # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
-    usage_sink: Callable[[dict[str, Any]], object] | None = None
-    usage_outbox: UsageSpool | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
-    pools: ServingPools = field(default_factory=ServingPools)  # the threads it serves with
-    stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
     lexicon_limits: LexiconLimits = field(default_factory=LexiconLimits)  # LECTOR_LEXICON*
     # A stream's first audio: the wall-time budget for its first piece (LECTOR_STREAM_FIRST_AUDIO_MS;
     # 0: first sentences are never cut), judged by the voices' pace as this process measured it.
     first_audio_s: float = 0.3
     pace: Pace = field(default_factory=Pace)
+
+
+@dataclass(slots=True)
+class Storage:
+    """Where what lasts is kept: PostgreSQL and the object store (None where a deployment has none:
+    the self-hosted API; ``facade.parts`` refuses to start a deployment whose routes need one)."""
+
+    session_factory: Callable[[], AbstractContextManager[Session]] | None = None  # commits on success
+    objects: ObjectStore | None = None
+    presign_seconds: int = 3600  # LECTOR_S3_PRESIGN_SECONDS: how long a job's download link lives
+
+
+@dataclass(slots=True)
+class Brokers:
+    """The task queue jobs are sent through, its depths, and the Redis replicas share counters in."""
+
+    dispatcher: Dispatcher | None = None
+    queue_depths: QueueDepths | None = None  # the broker's queues, for the metrics' depth gauge
+    redis: Redis | None = None  # None: connection rate limits are counted per process
+
+
+@dataclass(slots=True)
+class Access:
+    """Who may call: the API key check and the admin API's token."""
+
+    authenticator: Callable[[str], Principal] | None = None
+    admin_token: str | None = None  # LECTOR_ADMIN_TOKEN; None: the admin API answers 403
+
+
+@dataclass(slots=True)
+class JobRules:
+    """What the jobs routes allow and how jobs are judged (``Settings`` of the same names)."""
+
+    max_job_chars: int | None = None  # None where no jobs route is mounted
+    max_active_jobs: int = 0  # unfinished jobs an account may have; 0: no limit
+    account_batch_window: int = 4  # a canceled job's places go to the account's others
+    webhook_allow_private: bool = False
+    stall_after_s: float = 300.0  # LECTOR_STALL_AFTER_S: the metrics' stalled-jobs gauge judges by it
+
+
+@dataclass(slots=True)
+class Usage:
+    """Where billed usage goes besides PostgreSQL (``facade.usage``)."""
+
+    # Self-hosted usage reporting (facade.usage_spool): called with one record per billed synthesis.
+    sink: Callable[[dict[str, Any]], object] | None = None
+    outbox: UsageSpool | None = None  # a UsageSpool for rows PostgreSQL could not take (facade/usage.py)
+
+
+@dataclass(slots=True)
+class Services:
+    """What a deployment is made of, in one place: a few named groups, not a flat list of parts
+    (issue 25; ``tests/unit/facade/test_services_shape.py`` keeps it small)."""
+
+    speech: Speech
+    storage: Storage = field(default_factory=Storage)
+    brokers: Brokers = field(default_factory=Brokers)
+    access: Access = field(default_factory=Access)
+    jobs: JobRules = field(default_factory=JobRules)
+    usage: Usage = field(default_factory=Usage)
+    pools: ServingPools = field(default_factory=ServingPools)  # the threads it serves with
+    self_hosted: bool = False  # the self-hosted API: its catalog rules, no accounts
+    clock: Callable[[], datetime] | None = None
 
     def now(self) -> datetime:
         """The clock the arcana switch and subscriptions are judged by (injectable for tests)."""
@@ -118,9 +165,9 @@ def configured(part: T | None) -> T:
 
 @contextmanager
 def session_for(services: Services) -> Iterator[Session]:
-    if services.session_factory is None:
+    if services.storage.session_factory is None:
         raise e.ApiError(500, e.INTERNAL)
-    with services.session_factory() as session:
+    with services.storage.session_factory() as session:
         yield session
 
 
@@ -144,9 +191,9 @@ def bearer_key(headers: Any, *, missing_message: str = e.MISSING_AUTH) -> str:
 
 async def current_principal(request: HTTPConnection, services: ServicesDep) -> Principal:
     key = bearer_key(request.headers)
-    if services.authenticator is None:
+    if services.access.authenticator is None:
         raise e.ApiError(401, e.INVALID_KEY)
-    principal = await services.offload(services.authenticator, key)
+    principal = await services.offload(services.access.authenticator, key)
     log_context.bind(account_id=principal.account_id)  # the account's id, never its key
     return principal
 

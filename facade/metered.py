@@ -64,10 +64,10 @@ class MeteredSynthesis:
         (``speech.streaming.QuickStart``), unless this run continues a socket's earlier audio
         (the listener is hearing that already) or the budget is 0."""
         quick = None
-        if streamed and not self.continues and self.services.first_audio_s > 0:
-            quick = QuickStart(self.services.pace, self.services.first_audio_s)
+        if streamed and not self.continues and self.services.speech.first_audio_s > 0:
+            quick = QuickStart(self.services.speech.pace, self.services.speech.first_audio_s)
         return pcm_stream(
-            self.services.synthesizer, self.resolved.voice, self.resolved.units, self.resolved.controls,
+            self.services.speech.synthesizer, self.resolved.voice, self.resolved.units, self.resolved.controls,
             sample_rate=self.rate, stats=self.stats, quick_start=quick,
         )
 

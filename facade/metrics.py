@@ -164,11 +164,11 @@ async def metrics_endpoint(services: ServicesDep) -> Response:
 
 def register_job_collector(services: Any) -> JobCollector | None:
     """The scrape-time job collector, for a process that has PostgreSQL and a broker (cloud mode)."""
-    if services.session_factory is None or services.queue_depths is None:
+    if services.storage.session_factory is None or services.brokers.queue_depths is None:
         return None
     from scheduler.queue import QUEUES
 
-    collector = JobCollector(services.session_factory, services.queue_depths, QUEUES, services.stall_after_s)
+    collector = JobCollector(services.storage.session_factory, services.brokers.queue_depths, QUEUES, services.jobs.stall_after_s)
     REGISTRY.register(collector)
     return collector
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from facade.remote_engine import ModelUnavailable
+from facade.remote_engine import ModelUnavailable, RemoteVoice
 from speech.synthesizer import Controls
 from speech.text.languages import canonical
 
@@ -43,11 +43,11 @@ class ModelRoutes:
             raise ModelUnavailable("no model service is configured (MODEL_URL is not set)")
         return self.default
 
-    def route(self, voice: Any, controls: Controls) -> str:
+    def route(self, voice: RemoteVoice, controls: Controls) -> str:
         """For ``RemoteSynthesizer``: the voice's language is the request's (the catalog refuses
         a ``lang`` the speaker does not speak), and ``controls.route`` the serving model
         (``facade.vendor_controls.controls_for``)."""
-        return self.url_for(controls.route, getattr(voice, "lang", None))
+        return self.url_for(controls.route, voice.lang)
 
     def urls(self) -> list[str]:
         """Every configured model service, each once (for ``/health``)."""

@@ -18,13 +18,13 @@ from facade.deps import Services
 
 
 class Part(StrEnum):
-    """An optional part of ``Services``, by the field that holds it."""
+    """An optional part of ``Services``, by the field that holds it (its group's, then its own)."""
 
-    DATABASE = "session_factory"
-    OBJECTS = "objects"
-    DISPATCHER = "dispatcher"
-    AUTHENTICATOR = "authenticator"
-    JOB_LIMIT = "max_job_chars"
+    DATABASE = "storage.session_factory"
+    OBJECTS = "storage.objects"
+    DISPATCHER = "brokers.dispatcher"
+    AUTHENTICATOR = "access.authenticator"
+    JOB_LIMIT = "jobs.max_job_chars"
 
 
 #: What each part is, in an operator's words: the message names it and where it comes from.
@@ -36,11 +36,11 @@ DESCRIPTIONS: Final[Mapping[Part, str]] = {
     Part.JOB_LIMIT: "the longest book a job may be (LECTOR_MAX_JOB_CHARS)",
 }
 _PRESENT: Final[Mapping[Part, Callable[[Services], bool]]] = {
-    Part.DATABASE: lambda s: s.session_factory is not None,
-    Part.OBJECTS: lambda s: s.objects is not None,
-    Part.DISPATCHER: lambda s: s.dispatcher is not None,
-    Part.AUTHENTICATOR: lambda s: s.authenticator is not None,
-    Part.JOB_LIMIT: lambda s: s.max_job_chars is not None,
+    Part.DATABASE: lambda s: s.storage.session_factory is not None,
+    Part.OBJECTS: lambda s: s.storage.objects is not None,
+    Part.DISPATCHER: lambda s: s.brokers.dispatcher is not None,
+    Part.AUTHENTICATOR: lambda s: s.access.authenticator is not None,
+    Part.JOB_LIMIT: lambda s: s.jobs.max_job_chars is not None,
 }
 
 #: Routes by what they are (a path, for the message) -> the parts they need.

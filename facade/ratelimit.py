@@ -39,8 +39,8 @@ def _allow_sync(services: Services, principal: Principal, now: float) -> bool:
     account = str(principal.account_id or principal.account_name)
     current_key = f"lector:wsrate:{account}:{minute}"
     previous_key = f"lector:wsrate:{account}:{minute - 1}"
-    if services.redis is not None:
-        pipe = services.redis.pipeline()
+    if services.brokers.redis is not None:
+        pipe = services.brokers.redis.pipeline()
         pipe.incr(current_key)
         pipe.expire(current_key, 130)
         pipe.get(previous_key)

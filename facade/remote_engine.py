@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -30,12 +30,35 @@ from speech.errors import EngineError, VoiceNotFound
 from speech.synthesizer import Controls, Synthesizer
 from speech.types import AudioChunk, SynthesisOptions
 
+if TYPE_CHECKING:
+    from speech.voices.entries import Voice
+
 DEFAULT_CONNECT_TIMEOUT = 0.5
 DEFAULT_READ_TIMEOUT = 60.0
 
 
 class ModelUnavailable(EngineError):
     """The model service could not be reached, was not ready, or broke off its answer."""
+
+
+class RemoteVoice(Protocol):
+    """What routing a voice to a model service reads of it: the catalog's ``Voice`` has these
+    (``speech.voices.entries``), and so must any stand-in, rather than being probed for them."""
+
+    @property
+    def speaker(self) -> str:
+        """The name the model service knows the voice by (``joe``)."""
+        ...
+
+    @property
+    def lang(self) -> str:
+        """Its 2-letter language: ``arcana`` is routed by it (``facade.model_routes``)."""
+        ...
+
+    @property
+    def engine(self) -> str:
+        """``vits``, ``kokoro`` or ``espeak``: whether it is worth a GPU host (``is_neural``)."""
+        ...
 
 
 class VoiceNotServed(VoiceNotFound):
@@ -164,7 +187,7 @@ class RemoteEngine:
         return body
 
 
-Route = Callable[[Any, Controls], str]  # (voice, controls) -> the model service's /invocations URL
+Route = Callable[[RemoteVoice, Controls], str]  # (voice, controls) -> the model service's /invocations URL
 
 
 class RemoteSynthesizer(Synthesizer):
@@ -184,11 +207,11 @@ class RemoteSynthesizer(Synthesizer):
         self,
         route: Route,
         *,
-        voice_name: Callable[[Any], str | None] | None = None,
+        voice_name: Callable[[RemoteVoice], str | None] | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         local: Synthesizer | None = None,
-        is_remote: Callable[[Any], bool] | None = None,
+        is_remote: Callable[[RemoteVoice], bool] | None = None,
     ) -> None:
         super().__init__(self._load)
         self._route = route
@@ -199,10 +222,10 @@ class RemoteSynthesizer(Synthesizer):
         self._remote: dict[tuple[str, str | None], RemoteEngine] = {}
         self._remote_lock = threading.Lock()
 
-    def _load(self, voice: Any) -> RemoteEngine:
+    def _load(self, voice: Voice) -> RemoteEngine:
         return self.remote_engine(voice)
 
-    def remote_engine(self, voice: Any, controls: Controls | None = None) -> RemoteEngine:
+    def remote_engine(self, voice: Voice, controls: Controls | None = None) -> RemoteEngine:
         key = (self._route(voice, controls or Controls()), self._voice_name(voice))
         with self._remote_lock:
             engine = self._remote.get(key)
@@ -212,27 +235,27 @@ class RemoteSynthesizer(Synthesizer):
                 self._remote[key] = engine
             return engine
 
-    def _remote_voice(self, voice: Any) -> bool:
+    def _remote_voice(self, voice: Voice) -> bool:
         return self._local is None or self._is_remote(voice)
 
-    def engine(self, voice: Any) -> Engine:
+    def engine(self, voice: Voice) -> Engine:
         if not self._remote_voice(voice):
             assert self._local is not None
             return self._local.engine(voice)
         return self.remote_engine(voice)
 
     def synthesize(
-        self, voice: Any, sentences: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, sentences: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         return self._dispatch(voice, sentences, controls, phonemes=False)
 
     def synthesize_phonemes(
-        self, voice: Any, phoneme_strings: Sequence[str], controls: Controls | None = None
+        self, voice: Voice, phoneme_strings: Sequence[str], controls: Controls | None = None
     ) -> list[AudioChunk]:
         return self._dispatch(voice, phoneme_strings, controls, phonemes=True)
 
     def _dispatch(
-        self, voice: Any, items: Sequence[str], controls: Controls | None, *, phonemes: bool
+        self, voice: Voice, items: Sequence[str], controls: Controls | None, *, phonemes: bool
     ) -> list[AudioChunk]:
         """Local voices to the in-process synthesizer, the rest to the routed model service."""
         if not self._remote_voice(voice):
@@ -244,7 +267,7 @@ class RemoteSynthesizer(Synthesizer):
         engine = self.remote_engine(voice, controls)
         return (engine.synthesize_phonemes if phonemes else engine.synthesize)(list(items), options)
 
-    def speaks_phonemes(self, voice: Any) -> bool:
+    def speaks_phonemes(self, voice: Voice) -> bool:
         if not self._remote_voice(voice):
             assert self._local is not None
             return self._local.speaks_phonemes(voice)
@@ -257,19 +280,18 @@ class RemoteSynthesizer(Synthesizer):
             self._remote.clear()
 
 
-def default_voice_name(voice: Any) -> str | None:
+def default_voice_name(voice: RemoteVoice) -> str:
     """The name a model service knows a voice by: its speaker name (``joe``)."""
-    name = getattr(voice, "speaker", None) or getattr(voice, "key", None)
-    return str(name) if name is not None else None
+    return voice.speaker
 
 
 NEURAL_ENGINES = frozenset({"vits", "kokoro"})
 
 
-def is_neural(voice: Any) -> bool:
+def is_neural(voice: RemoteVoice) -> bool:
     """Voices worth a GPU host: the neural ones (the catalog's ``engine = "vits"`` and
     ``engine = "kokoro"``); the eSpeak NG formant voices cost too little to send anywhere."""
-    return getattr(voice, "engine", "vits") in NEURAL_ENGINES
+    return voice.engine in NEURAL_ENGINES
 
 
 def remote_synthesizer(model_url: str, *, local: Synthesizer | None = None, **kwargs: Any) -> RemoteSynthesizer:

@@ -45,7 +45,7 @@ class ResolvedRequest:
 def resolve(services: Services, req: SynthesisRequest, principal: Principal | None, *, endpoint: str) -> ResolvedRequest:
     requested = req.model_id or DEFAULT_MODEL
     now = services.now()
-    catalog = services.catalog
+    catalog = services.speech.catalog
     model_id = catalog.resolve_model(requested, now=now, self_hosted=services.self_hosted)
     lang_tag = req.lang or "en"
     voice = catalog.resolve(model_id, req.speaker, lang_tag)
@@ -67,7 +67,7 @@ def resolve(services: Services, req: SynthesisRequest, principal: Principal | No
         raise e.ApiError(400, e.TEXT_EMPTY)
     for unit in units:
         speaker = unit.voice or voice
-        if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.synthesizer.speaks_phonemes(speaker):
+        if (unit.phonemes or (unit.lang and unit.lang != speaker.lang)) and not services.speech.synthesizer.speaks_phonemes(speaker):
             raise PhonemesNotSupported(unit.speaker or req.speaker)
     controls = controls_for(model_id, time_scale=req.time_scale, speed_alpha=req.speed_alpha)
     units = steps_at_rate(model_id, units)
@@ -78,12 +78,12 @@ def request_lexicons(services: Services, req: SynthesisRequest, principal: Princ
     """The lexicons the request names, or its account's defaults. Deployments without accounts
     (self-hosted) have none to name."""
     account_id = principal.account_id if principal is not None else None
-    if account_id is None or services.session_factory is None:
+    if account_id is None or services.storage.session_factory is None:
         if req.lexicons:
             raise e.ApiError(400, "lexicons are not available on this deployment")
         return []
-    with services.session_factory() as session:
-        return for_request(session=session, account_id=account_id, names=req.lexicons, limits=services.lexicon_limits)
+    with services.storage.session_factory() as session:
+        return for_request(session=session, account_id=account_id, names=req.lexicons, limits=services.speech.lexicon_limits)
 
 
 def voiced_units(services: Services, units: list[StreamStep], model_id: str, lang: str) -> list[StreamStep]:
@@ -94,7 +94,7 @@ def voiced_units(services: Services, units: list[StreamStep], model_id: str, lan
     for unit in units:
         if unit.speaker:
             if unit.speaker not in resolved:
-                resolved[unit.speaker] = services.catalog.resolve(model_id, unit.speaker, lang)
+                resolved[unit.speaker] = services.speech.catalog.resolve(model_id, unit.speaker, lang)
             unit = replace(unit, voice=resolved[unit.speaker])
         out.append(unit)
     return out

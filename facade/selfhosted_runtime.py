@@ -20,7 +20,7 @@ import httpx
 
 from facade import errors as e
 from facade.auth import static_authenticator
-from facade.deps import Principal, Services
+from facade.deps import Access, Principal, Services, Speech, Usage
 from facade.license import LicenseGate, file_or_text
 from facade.model_routes import ModelRoutes
 from facade.remote_engine import RemoteSynthesizer, service_url
@@ -115,11 +115,10 @@ class SelfHostedRuntime:
             if self.services is None:
                 self.gate.start()
                 self.spool.start()
-                self.services = Services(
-                    catalog=self._catalog_factory(), synthesizer=self.synthesizer, session_factory=None,
-                    objects=None, dispatcher=None, redis=None, self_hosted=True, clock=self._clock,
-                    authenticator=licensed_authenticator(self.config.api_keys, self.gate),
-                    usage_sink=self._spool_usage,
+                self.services = Services(  # no database, object store or task queue
+                    speech=Speech(catalog=self._catalog_factory(), synthesizer=self.synthesizer),
+                    access=Access(authenticator=licensed_authenticator(self.config.api_keys, self.gate)),
+                    usage=Usage(sink=self._spool_usage), self_hosted=True, clock=self._clock,
                 )
             self._users += 1
             return self.services

@@ -69,14 +69,14 @@ def record(
     characters = billed_share(text, stats.begun, len(resolved.units), continues=continues)
     if characters:
         CHARACTERS_BILLED.labels(resolved.requested_model, transport).inc(characters)
-    if characters and services.usage_sink is not None:
+    if characters and services.usage.sink is not None:
         try:
-            services.usage_sink({"characters": characters, "model": resolved.requested_model, "speaker": req.speaker,
+            services.usage.sink({"characters": characters, "model": resolved.requested_model, "speaker": req.speaker,
                                  "lang": resolved.lang, "transport": transport, "requestId": request_id,
                                  "audioSeconds": round(stats.audio_seconds, 3)})
         except Exception:  # the audio is delivered; losing the count must be loud, not fatal
             log.exception("could not spool usage for request %s", request_id)
-    if characters == 0 or services.session_factory is None or principal.account_id is None:
+    if characters == 0 or services.storage.session_factory is None or principal.account_id is None:
         return
     row = {
         "accountId": str(principal.account_id),
@@ -86,16 +86,16 @@ def record(
         "createdAt": datetime.now(UTC).isoformat(),
     }
     try:
-        with services.session_factory() as session:
+        with services.storage.session_factory() as session:
             _insert(session, row)
     except DatabaseUnavailable:
-        if services.usage_outbox is None:  # the audio is delivered; losing the row must be loud
+        if services.usage.outbox is None:  # the audio is delivered; losing the row must be loud
             log.exception("could not record usage for request %s", request_id)
             return
         log.warning("database unavailable: usage of request %s kept in the outbox", request_id)
-        services.usage_outbox.append(row)
+        services.usage.outbox.append(row)
     except Exception as exc:  # noqa: BLE001 - a refused row: kept aside, never retried in a loop
-        dead = services.usage_outbox.dead_letters if services.usage_outbox is not None else None
+        dead = services.usage.outbox.dead_letters if services.usage.outbox is not None else None
         if dead is None:
             log.exception("could not record usage for request %s", request_id)
             return

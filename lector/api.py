@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from facade.app import create_app
 from facade.auth import db_authenticator
-from facade.deps import Services
+from facade.deps import Access, Brokers, JobRules, Services, Speech, Storage, Usage
 from facade.serving_pools import ServingPools
 from facade.usage_spool import DeadLetters, UsageSpool
 from lector.settings import Settings
@@ -45,31 +45,37 @@ def cloud_services(settings: Settings) -> tuple[Services, Callable[[], None]]:
     sessions = scoped_sessions(factory)
     outbox = _usage_outbox(settings, sessions)
     services = Services(
-        catalog=build_catalog(settings),
-        synthesizer=cloud_synthesizer(settings, build_synthesizer),
-        session_factory=sessions,
-        objects=build_object_store(settings),
-        dispatcher=Dispatcher(make_celery(
-            resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
-            heartbeat_s=settings.broker_heartbeat_s,
-        )),
-        redis=redis_client,
-        queue_depths=depths,
-        webhook_allow_private=settings.webhook_allow_private,
-        presign_seconds=settings.s3_presign_seconds,
-        max_job_chars=settings.max_job_chars,
-        max_active_jobs=settings.max_active_jobs,
-        account_batch_window=settings.account_batch_window,
-        authenticator=db_authenticator(sessions),
-        admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
-        usage_outbox=outbox,
-        pools=ServingPools(blocking_slots=settings.blocking_threads, engine_slots=engine_slots_for(settings)),
-        first_audio_s=settings.stream_first_audio_ms / 1000,
-        stall_after_s=settings.stall_after_s,
-        lexicon_limits=LexiconLimits(
-            per_account=settings.lexicons_per_account, max_bytes=settings.lexicon_max_bytes,
-            per_request=settings.lexicons_per_request,
+        speech=Speech(
+            catalog=build_catalog(settings),
+            synthesizer=cloud_synthesizer(settings, build_synthesizer),
+            lexicon_limits=LexiconLimits(
+                per_account=settings.lexicons_per_account, max_bytes=settings.lexicon_max_bytes,
+                per_request=settings.lexicons_per_request,
+            ),
+            first_audio_s=settings.stream_first_audio_ms / 1000,
         ),
+        storage=Storage(
+            session_factory=sessions, objects=build_object_store(settings), presign_seconds=settings.s3_presign_seconds,
+        ),
+        brokers=Brokers(
+            dispatcher=Dispatcher(make_celery(
+                resolved_broker_url(settings), visibility_timeout_s=settings.visibility_timeout_s,
+                heartbeat_s=settings.broker_heartbeat_s,
+            )),
+            queue_depths=depths,
+            redis=redis_client,
+        ),
+        access=Access(
+            authenticator=db_authenticator(sessions),
+            admin_token=settings.admin_token.get_secret_value() if settings.admin_token else None,
+        ),
+        jobs=JobRules(
+            max_job_chars=settings.max_job_chars, max_active_jobs=settings.max_active_jobs,
+            account_batch_window=settings.account_batch_window, webhook_allow_private=settings.webhook_allow_private,
+            stall_after_s=settings.stall_after_s,
+        ),
+        usage=Usage(outbox=outbox),
+        pools=ServingPools(blocking_slots=settings.blocking_threads, engine_slots=engine_slots_for(settings)),
     )
 
     def close() -> None:

@@ -42,10 +42,10 @@ def _digest(value: str) -> bytes:
 
 def require_admin(request: Request, services: ServicesDep) -> None:
     """403 when no admin token is configured; the vendor API contract's 401s for a missing or wrong bearer."""
-    if not services.admin_token:
+    if not services.access.admin_token:
         raise e.ApiError(403, e.FORBIDDEN)
     key = bearer_key(request.headers)
-    if not hmac.compare_digest(_digest(key), _digest(services.admin_token)):
+    if not hmac.compare_digest(_digest(key), _digest(services.access.admin_token)):
         raise e.ApiError(401, e.INVALID_KEY)
 
 

@@ -42,18 +42,18 @@ async def readyz(services: ServicesDep) -> JSONResponse:
 
 def checks_of(services: Services) -> dict[str, Callable[[], Any]]:
     checks: dict[str, Callable[[], Any]] = {}
-    if services.session_factory is not None:
+    if services.storage.session_factory is not None:
         checks["postgresql"] = lambda: _select_one(services)
-    if services.redis is not None:
-        checks["redis"] = services.redis.ping
-    if (objects := services.objects) is not None:
+    if services.brokers.redis is not None:
+        checks["redis"] = services.brokers.redis.ping
+    if (objects := services.storage.objects) is not None:
         checks["objects"] = lambda: objects.exists(PROBE_KEY)
     return checks
 
 
 def _select_one(services: Services) -> None:
-    assert services.session_factory is not None
-    with services.session_factory() as session:
+    assert services.storage.session_factory is not None
+    with services.storage.session_factory() as session:
         session.execute(text("SELECT 1"))
 
 

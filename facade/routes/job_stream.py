@@ -38,12 +38,12 @@ def _job(services: Services, principal: Principal, jid: uuid.UUID) -> Job:
 
 
 def _playlist(services: Services, principal: Principal, jid: uuid.UUID) -> str:
-    return hls_playlist.playlist(configured(services.objects), _job(services, principal, jid))
+    return hls_playlist.playlist(configured(services.storage.objects), _job(services, principal, jid))
 
 
 def _segment(services: Services, principal: Principal, jid: uuid.UUID, name: str) -> bytes:
     _job(services, principal, jid)
-    objects = configured(services.objects)
+    objects = configured(services.storage.objects)
     return objects.get_bytes(hls_playlist.segment_key(objects, jid, name))
 
 

@@ -89,9 +89,9 @@ def parse_job_id(raw: str) -> uuid.UUID:
 
 def _max_chars(services: Services) -> int:
     """The longest book a job may be (``LECTOR_MAX_JOB_CHARS``), from the app's settings."""
-    if services.max_job_chars is None:
+    if services.jobs.max_job_chars is None:
         raise e.ApiError(500, e.INTERNAL)
-    return services.max_job_chars
+    return services.jobs.max_job_chars
 
 
 # C0/C1 control characters but tab, newline and carriage return. PostgreSQL refuses NUL in text
@@ -152,23 +152,23 @@ def _spec(services: Services, payload: dict[str, Any], *, qa_default: bool = Fal
     if job.chapters is not None:
         chapters = chapter_rules.check_given(job.chapters, len(req.text))
     requested = req.model_id or DEFAULT_MODEL
-    model_id = services.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
-    voice = services.catalog.resolve(model_id, req.speaker, req.lang or "en")
+    model_id = services.speech.catalog.resolve_model(requested, now=services.now(), self_hosted=services.self_hosted)
+    voice = services.speech.catalog.resolve(model_id, req.speaker, req.lang or "en")
     if req.ssml and job.chapters is not None:  # offsets into markup would cut inside its elements
         raise e.ApiError(400, SSML_CHAPTERS)
     cast = None
     if job.cast is not None:
         cast = check_cast(job.cast, req.speaker)  # InvalidCast: the table's 400
         for name in {cast["narrator"], cast["dialogue"], *(c["voice"] for c in cast["characters"].values())}:
-            services.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
+            services.speech.catalog.resolve(model_id, name, voice.lang)  # VoiceNotFound: the contract's 400
     if req.ssml:  # SsmlError (an element, attribute or value lector does not take): the table's 400 with its position
         characters = {n for c, m in (cast or {"characters": {}})["characters"].items() for n in (c, *m["aliases"])}
         for name in voice_names(req.text, voice.lang):
             if name not in characters:
-                services.catalog.resolve(model_id, name, voice.lang)  # a <voice> another voice of the model
+                services.speech.catalog.resolve(model_id, name, voice.lang)  # a <voice> another voice of the model
         speakers = Speakers(cast["narrator"], Cast.from_stored(cast)) if cast else Speakers(req.speaker)
         for name in phoneme_voices(req.text, voice.lang, speakers):  # as /v1/service-tts: a formant voice is a 400
-            if not services.synthesizer.speaks_phonemes(services.catalog.resolve(model_id, name, voice.lang)):
+            if not services.speech.synthesizer.speaks_phonemes(services.speech.catalog.resolve(model_id, name, voice.lang)):
                 raise PhonemesNotSupported(name)
     return intake.JobSpec(
         text=req.text, ssml=req.ssml, speaker=req.speaker, model_id=model_id, lang=voice.lang, sampling_rate=req.sampling_rate,
@@ -188,18 +188,18 @@ def _submit(services: Services, principal: Principal, spec: intake.JobSpec, key:
         # them, so its chunks, a redelivery and a rerun all read the book the same way.
         names = [entry["name"] for entry in spec.lexicons] if spec.lexicons is not None else None
         used = for_request(session=session, account_id=configured(principal.account_id), names=names,
-                           limits=services.lexicon_limits)
+                           limits=services.speech.lexicon_limits)
         spec = replace(spec, lexicons=[{"name": u.name, "version": u.version} for u in used] or None)
         job, created, messages = lifecycle.submit(  # InvalidWebhookUrl: the table's 400
-            session=session, objects=configured(services.objects), account_id=configured(principal.account_id),
+            session=session, objects=configured(services.storage.objects), account_id=configured(principal.account_id),
             spec=spec,
-            idempotency_key=key, allow_private_webhooks=services.webhook_allow_private,
-            max_active=services.max_active_jobs,
+            idempotency_key=key, allow_private_webhooks=services.jobs.webhook_allow_private,
+            max_active=services.jobs.max_active_jobs,
         )
         view = job_view(job)
         if JobParams.from_stored(job.params).qa:
             view["qa"] = {"status": "pending"}  # what GET shows until the check ends
-    configured(services.dispatcher).send_all(messages)  # only after the commit above
+    configured(services.brokers.dispatcher).send_all(messages)  # only after the commit above
     return view, created
 
 
@@ -238,9 +238,9 @@ def _get(services: Services, principal: Principal, job_id: uuid.UUID) -> dict[st
         view["reusedCharacters"] = job_repo.job_reused_characters(session=session, job_id=job_id)
         if job.status == JobStatus.SUCCEEDED and JobParams.from_stored(job.params).delivery and not retention.is_expired(job):
             # the package's compliance report, one small object (books.acx)
-            view["compliance"] = json.loads(configured(services.objects).get_bytes(compliance_key(job_id)))
+            view["compliance"] = json.loads(configured(services.storage.objects).get_bytes(compliance_key(job_id)))
         # The speech-recognition check's report (scheduler.qa): only for a job that asked for it.
-        checked = qa.report(configured(services.objects), job)
+        checked = qa.report(configured(services.storage.objects), job)
         if checked is not None:
             view["qa"] = checked
         return view
@@ -278,13 +278,13 @@ async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) ->
     def run() -> tuple[dict[str, Any], list[Message]]:
         with session_for(services) as session:
             job, messages = lifecycle.cancel(
-                session=session, job_id=jid, account_id=configured(principal.account_id), window=services.account_batch_window
+                session=session, job_id=jid, account_id=configured(principal.account_id), window=services.jobs.account_batch_window
             )
             return job_view(job), messages
 
     view, messages = await services.offload(run)
     # only after the commit above; a Redis publish blocks, so off the event loop
-    await services.offload(configured(services.dispatcher).send_all, messages)
+    await services.offload(configured(services.brokers.dispatcher).send_all, messages)
     return JSONResponse(view)
 
 
@@ -309,23 +309,23 @@ async def audio(job_id: str, request: Request, services: ServicesDep, principal:
     key, content_type = await services.offload(_result, services, principal, parse_job_id(job_id))
     if request.headers.get("accept", "").split(";")[0].strip().lower() == "application/json":
         name = f"{job_id}.{key.rsplit('.', 1)[-1]}" if "." in key.rsplit("/", 1)[-1] else job_id
-        url = await services.offload(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
+        url = await services.offload(configured(services.storage.objects).presigned_url, key, expires_s=services.storage.presign_seconds)
         download = await services.offload(
-            lambda: configured(services.objects).presigned_url(key, expires_s=services.presign_seconds, download_name=name)
+            lambda: configured(services.storage.objects).presigned_url(key, expires_s=services.storage.presign_seconds, download_name=name)
         )
-        return JSONResponse({"url": url, "downloadUrl": download, "expiresIn": services.presign_seconds})
-    url = await services.offload(configured(services.objects).presigned_url, key, expires_s=services.presign_seconds)
+        return JSONResponse({"url": url, "downloadUrl": download, "expiresIn": services.storage.presign_seconds})
+    url = await services.offload(configured(services.storage.objects).presigned_url, key, expires_s=services.storage.presign_seconds)
     if url:
         return RedirectResponse(url, status_code=307)
     # Deleted under us (retention, an operator): ObjectNotFound, answered as a missing job.
-    data = await services.offload(configured(services.objects).get_bytes, key)
+    data = await services.offload(configured(services.storage.objects).get_bytes, key)
     return Response(data, media_type=content_type or "application/octet-stream")
 
 
 async def _artefact(services: Services, principal: Principal, raw_id: str, key_of: Any, media_type: str) -> Response:
     jid = parse_job_id(raw_id)
     await services.offload(_result, services, principal, jid)
-    data = await services.offload(configured(services.objects).get_bytes, key_of(jid))
+    data = await services.offload(configured(services.storage.objects).get_bytes, key_of(jid))
     return Response(data, media_type=media_type)
 
 

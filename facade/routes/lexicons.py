@@ -56,7 +56,7 @@ async def put_lexicon(name: str, request: Request, services: ServicesDep, princi
     def work() -> dict[str, Any]:
         with session_for(services) as session:
             row = store_version(session=session, account_id=account_id, name=name, content=content,
-                                limits=services.lexicon_limits, is_default=is_default)
+                                limits=services.speech.lexicon_limits, is_default=is_default)
             return describe(row)
 
     return JSONResponse(await services.offload(work), status_code=201)

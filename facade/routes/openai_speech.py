@@ -72,7 +72,7 @@ def _voice_lang(services: Services, model_id: str, speaker: str) -> str | None:
     """The language of the voice asked for: OpenAI requests carry none, lector voices have one.
     ``None`` (the default, English) when the voice is unknown, so ``resolve`` names the error."""
     try:
-        return str(services.catalog.voice(model_id, speaker).lang)
+        return str(services.speech.catalog.voice(model_id, speaker).lang)
     except SpeechError:
         return None
 

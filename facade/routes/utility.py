@@ -72,9 +72,9 @@ async def phonemize(request: Request, services: ServicesDep, principal: Principa
     if model_id is not None and not isinstance(model_id, str):
         raise e.ApiError(400, "modelId must be a string")
     if isinstance(speaker, str):
-        voice = services.catalog.resolve(model_id, speaker, lang)
+        voice = services.speech.catalog.resolve(model_id, speaker, lang)
     else:
-        voice = next(iter(services.catalog.voices_of(None, lang)))
+        voice = next(iter(services.speech.catalog.voices_of(None, lang)))
     req = SynthesisRequest(text=text, speaker=voice.speaker, lexicons=parse_lexicon_names(payload.get("lexicons")))
     used = await services.offload(request_lexicons, services, req, principal)
     phonemes = await services.offload(_phonemes, services, voice, text, used)
@@ -92,7 +92,7 @@ def _phonemes(services: Services, voice: Any, text: str, used: list[UsedLexicon]
         if isinstance(segment, PhonemeSegment):
             pieces.append(segment.phonemes)
         elif isinstance(segment, TextSegment) and segment.text.strip():
-            pieces.append(services.synthesizer.phonemize(voice, normalize(segment.text, voice.lang)))
+            pieces.append(services.speech.synthesizer.phonemize(voice, normalize(segment.text, voice.lang)))
     return " ".join(piece.strip() for piece in pieces if piece.strip())
 
 

@@ -35,10 +35,10 @@ def _rendered(catalog: Any, render: Callable[[Any], object]) -> bytes:
 @router.get("/data/voices/all-v2.json")
 async def list_voices(services: ServicesDep) -> Response:
     """``{"<modelId>": {"<3-letter lang>": ["speaker", ...]}}``."""
-    return Response(_rendered(services.catalog, all_v2), media_type="application/json")
+    return Response(_rendered(services.speech.catalog, all_v2), media_type="application/json")
 
 
 @router.get("/data/voices/voice_details.json")
 async def list_voice_details(services: ServicesDep) -> Response:
     """One object per voice and model: speaker, modelId, lang, gender, age, country, dialect..."""
-    return Response(_rendered(services.catalog, voice_details), media_type="application/json")
+    return Response(_rendered(services.speech.catalog, voice_details), media_type="application/json")

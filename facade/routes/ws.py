@@ -110,9 +110,9 @@ async def _open(websocket: WebSocket, *, json_events: bool, endpoint: str, model
             key = browser_key
         else:
             key = bearer_key(websocket.headers, missing_message=e.MISSING_HEADERS)
-        if services.authenticator is None:
+        if services.access.authenticator is None:
             raise e.ApiError(401, e.INVALID_KEY)
-        principal = await services.offload(services.authenticator, key)
+        principal = await services.offload(services.access.authenticator, key)
         params = _query(websocket)
         if model_default and "modelId" not in params:
             params["modelId"] = model_default

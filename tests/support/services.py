@@ -13,11 +13,12 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from facade.auth import db_authenticator
-from facade.deps import Services
+from facade.deps import Access, Brokers, JobRules, Services, Speech, Storage
 from lector.settings import Settings
 from scheduler.queue import Dispatcher, make_celery
 from store.db import create_account, create_key
 from store.db.session import scoped_sessions
+from store.objects.base import ObjectStore
 from store.objects.local import LocalObjectStore
 
 
@@ -25,27 +26,33 @@ def sessions_of(factory: sessionmaker[Session]) -> Callable[[], contextlib.Abstr
     return scoped_sessions(factory)
 
 
-def idle_parts() -> dict[str, Any]:
-    """The parts a cloud app needs to start (``facade.parts``) that a test of other routes never
-    reaches: a real object store in a new directory and a real Celery dispatcher on kombu's
-    in-memory transport (nothing is sent), and the jobs route's limit as served."""
-    root = Path(tempfile.mkdtemp(prefix="lector-idle-objects-"))
-    objects = LocalObjectStore(root)
-    weakref.finalize(objects, shutil.rmtree, root, ignore_errors=True)  # gone with the store, or at exit
-    return {
-        "objects": objects,
-        "dispatcher": Dispatcher(make_celery("memory://")),
-        "max_job_chars": Settings.model_fields["max_job_chars"].default,
-    }
+def services_over(
+    sessions: Callable[[], contextlib.AbstractContextManager[Session]], *, catalog: Any = None, synthesizer: Any = None,
+    objects: ObjectStore | None = None, dispatcher: Dispatcher | None = None, redis: Any = None,
+    max_job_chars: int | None = None, max_active_jobs: int = 0, admin_token: str | None = None,
+) -> Services:
+    """A cloud deployment's ``Services`` over ``sessions``, with real auth. None where the test
+    does not reach a part (catalog, synthesizer, Redis); the parts a cloud app needs to start
+    (``facade.parts``) that the test does not give are idle: a real object store in a new
+    directory, a real Celery dispatcher on kombu's in-memory transport (nothing is sent), and the
+    jobs route's limit as served."""
+    if objects is None:
+        root = Path(tempfile.mkdtemp(prefix="lector-idle-objects-"))
+        objects = LocalObjectStore(root)
+        weakref.finalize(objects, shutil.rmtree, root, ignore_errors=True)  # gone with the store, or at exit
+    return Services(
+        speech=Speech(catalog=catalog, synthesizer=synthesizer),
+        storage=Storage(session_factory=sessions, objects=objects),
+        brokers=Brokers(dispatcher=dispatcher or Dispatcher(make_celery("memory://")), redis=redis),
+        access=Access(authenticator=db_authenticator(sessions), admin_token=admin_token),
+        jobs=JobRules(max_job_chars=max_job_chars if max_job_chars is not None
+                      else Settings.model_fields["max_job_chars"].default, max_active_jobs=max_active_jobs),
+    )
 
 
 def services_with_key(factory: sessionmaker[Session], account: str, **parts: Any) -> tuple[Services, str]:
-    """Services with real auth, and the key of a new account named ``account``; ``parts`` fill
-    the rest (catalog, synthesizer, ...), None where the test does not reach them, and
-    ``idle_parts`` where the app needs them to start."""
+    """``services_over`` (``parts`` as it takes them), and the key of a new account named ``account``."""
     sessions = sessions_of(factory)
     with sessions() as session:
         key = create_key(session=session, account_id=create_account(session=session, name=account).id)[1]
-    defaults: dict[str, Any] = {"catalog": None, "synthesizer": None, "redis": None, **idle_parts()}
-    services = Services(session_factory=sessions, authenticator=db_authenticator(sessions), **{**defaults, **parts})
-    return services, key
+    return services_over(sessions, **parts), key

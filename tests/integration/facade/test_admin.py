@@ -17,13 +17,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from facade.app import create_app
-from facade.auth import db_authenticator
 from facade.deps import Services
 from speech.voices import Catalog
 from store.db import Usage, create_account, create_key, record_usage, session_scope
 from store.db.session import scoped_sessions
 from tests.fixtures.ledger import as_sums, assert_same, direct_sums
-from tests.support.services import idle_parts
+from tests.support.services import services_over
 
 ADMIN_TOKEN = "adm_" + "x" * 40
 DAY0 = datetime(2025, 5, 1, tzinfo=UTC)
@@ -32,15 +31,7 @@ DAY0 = datetime(2025, 5, 1, tzinfo=UTC)
 def _services(factory: sessionmaker[Session], admin_token: str | None, catalog: Any = None) -> Services:
     sessions = scoped_sessions(factory)
 
-    return Services(
-        catalog=catalog,
-        synthesizer=None,  # type: ignore[arg-type]
-        session_factory=sessions,
-        redis=None,
-        authenticator=db_authenticator(sessions),
-        admin_token=admin_token,
-        **idle_parts(),
-    )
+    return services_over(sessions, catalog=catalog, admin_token=admin_token)
 
 
 @pytest.fixture

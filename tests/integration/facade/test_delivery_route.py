@@ -49,7 +49,7 @@ def test_delivery_is_checked_its_master_is_lossless_and_its_report_is_on_the_job
         job_id = uuid.UUID(job["id"])
         objects.put_bytes(compliance_key(job_id), json.dumps(report).encode())
         objects.put_bytes(result_key(job_id, "zip"), b"PK")
-        with services.session_factory() as session:
+        with services.storage.session_factory() as session:
             force_status(
                 session, job_id, JobStatus.SUCCEEDED, result_key=result_key(job_id, "zip"),
                 result_content_type="application/zip",

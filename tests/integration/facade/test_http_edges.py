@@ -170,14 +170,14 @@ async def test_engine_slots_bound_concurrent_synthesis_steps(slots: int, expecte
     holding no thread); with none, all eight run."""
     import asyncio
 
-    from facade.deps import Services
+    from facade.deps import Services, Speech
     from facade.request_resolution import in_engine_thread
     from facade.serving_pools import ServingPools
     from tests.support.concurrency import PeakCounter
 
     steps = PeakCounter()
-    services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
-                        dispatcher=None, redis=None, pools=ServingPools(engine_slots=slots))
+    services = Services(speech=Speech(catalog=None, synthesizer=None),  # type: ignore[arg-type]
+                        pools=ServingPools(engine_slots=slots))
     close = services.pools.open()  # as the app's lifespan does
     try:
         await asyncio.gather(*(in_engine_thread(services, steps.hold, 0.1) for _ in range(8)))

@@ -68,9 +68,9 @@ def test_control_characters_are_cleaned_or_refused(client: tuple[TestClient, str
     assert accepted.status_code == 202, accepted.text
     view = accepted.json()
     assert (view["title"], view["author"], view["characters"]) == ("A B", "C ", len("One two. Three."))
-    with services.session_factory() as session:
+    with services.storage.session_factory() as session:
         job = job_repo.get_job(session=session, job_id=uuid.UUID(view["id"]), account_id=None)
-        stored = services.objects.get_bytes(job.text_key).decode()
+        stored = services.storage.objects.get_bytes(job.text_key).decode()
     assert "\x00" not in stored and "\x1b" not in stored and stored.split() == ["One", "two.", "Three."]
     refused = c.post("/v1/jobs", headers=auth, json={"text": "Hello.", "speaker": "jo\x00e"})
     assert (refused.status_code, refused.text) == (400, "speaker must not contain control characters")
@@ -80,7 +80,7 @@ def test_a_missing_result_object_is_404_like_the_subtitles(client: tuple[TestCli
     c, key, services = client
     auth = {"Authorization": f"Bearer {key}"}
     jid = c.post("/v1/jobs", json={"text": "Hello.", "speaker": "joe"}, headers=auth).json()["id"]
-    with services.session_factory() as session:
+    with services.storage.session_factory() as session:
         force_status(session, uuid.UUID(jid), JobStatus.SUCCEEDED,
                      result_key=f"results/{jid}/book.wav", result_content_type="audio/wav")
     audio = c.get(f"/v1/jobs/{jid}/audio", headers=auth)
@@ -134,7 +134,7 @@ def test_cancel_does_not_block_the_event_loop_on_a_hung_broker(db_sessionmaker: 
     hung = socket.socket()
     hung.bind(("127.0.0.1", 0))
     hung.listen(16)  # connections complete in the backlog; nothing ever reads or answers
-    services.dispatcher = Dispatcher(make_celery(f"redis://127.0.0.1:{hung.getsockname()[1]}/0"))
+    services.brokers.dispatcher = Dispatcher(make_celery(f"redis://127.0.0.1:{hung.getsockname()[1]}/0"))
     server = ServerThread(create_app(lambda: (services, lambda: None))).start()
     try:
         threading.Thread(target=lambda: _quietly(httpx.delete, f"{server.url}/v1/jobs/{jid}", headers=auth, timeout=5),

@@ -17,11 +17,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from facade.app import create_app
-from facade.auth import db_authenticator
-from facade.deps import Services
 from store.db import Usage, create_account, create_key, session_scope
 from tests.fixtures.ledger import assert_same, direct_sums
-from tests.support.services import idle_parts
+from tests.support.services import services_over
 
 ADMIN_TOKEN = "adm_" + "u" * 40
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -35,11 +33,7 @@ def client(db_sessionmaker: sessionmaker[Session]) -> Iterator[TestClient]:
         with session_scope(db_sessionmaker) as session:
             yield session
 
-    services = Services(
-        catalog=None, synthesizer=None,  # type: ignore[arg-type]
-        session_factory=sessions, redis=None,
-        authenticator=db_authenticator(sessions), admin_token=ADMIN_TOKEN, **idle_parts(),
-    )
+    services = services_over(sessions, admin_token=ADMIN_TOKEN)
     with TestClient(create_app(lambda: (services, lambda: None)), raise_server_exceptions=False) as test_client:
         yield test_client
 

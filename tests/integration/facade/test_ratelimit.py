@@ -8,7 +8,7 @@ import uuid
 import pytest
 import redis
 
-from facade.deps import Principal, Services
+from facade.deps import Brokers, Principal, Services, Speech
 from facade.ratelimit import allow_connection
 
 MINUTE_START = 1_800_000_000.0 - 1_800_000_000.0 % 60  # a minute boundary
@@ -20,8 +20,7 @@ def _principal(limit: int) -> Principal:
 
 
 def _services(client: redis.Redis | None) -> Services:
-    return Services(catalog=None, synthesizer=None, session_factory=None, objects=None, dispatcher=None,  # type: ignore[arg-type]
-                    redis=client)
+    return Services(speech=Speech(catalog=None, synthesizer=None), brokers=Brokers(redis=client))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["redis", "in-process"])

@@ -68,7 +68,7 @@ def test_a_poison_row_and_a_corrupt_line_block_nothing(pg_url: str, tmp_path: Pa
 def test_a_row_refused_at_record_time_goes_to_the_dead_letters(pg_url: str, tmp_path: Path) -> None:
     """Not "database unavailable": the row is not spooled for replay (it would be refused again
     forever) but set aside, and the request that made it is not failed."""
-    from facade.deps import Principal, Services
+    from facade.deps import Principal, Services, Speech, Storage, Usage
     from facade.request_resolution import ResolvedRequest
     from facade.usage import record
     from facade.validation import SynthesisRequest
@@ -86,8 +86,8 @@ def test_a_row_refused_at_record_time_goes_to_the_dead_letters(pg_url: str, tmp_
 
     dead = DeadLetters(tmp_path / "outbox")
     outbox = UsageSpool(tmp_path / "outbox", None, post=replay_into(sessions, dead), dead_letters=dead)
-    services = Services(catalog=None, synthesizer=None, session_factory=sessions, objects=None,  # type: ignore[arg-type]
-                        dispatcher=None, redis=None, usage_outbox=outbox)
+    services = Services(speech=Speech(catalog=None, synthesizer=None),  # type: ignore[arg-type]
+                        storage=Storage(session_factory=sessions), usage=Usage(outbox=outbox))
     ghost = Principal(uuid.uuid4(), None, "ghost", None, None, 60, "secret")  # no such account
     request_id = f"ghost-{uuid.uuid4().hex[:8]}"
     try:

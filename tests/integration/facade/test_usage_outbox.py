@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import text
 
-from facade.deps import Principal, Services
+from facade.deps import Principal, Services, Speech, Storage, Usage
 from facade.request_resolution import ResolvedRequest
 from facade.usage import record, replay_into
 from facade.usage_spool import UsageSpool
@@ -40,8 +40,8 @@ def test_rows_wait_in_the_outbox_and_are_replayed_once(pg_url: str, tmp_path: Pa
     sessions = scoped_sessions(factory)
 
     outbox = UsageSpool(tmp_path / "outbox", None, post=replay_into(sessions))
-    services = Services(catalog=None, synthesizer=None, session_factory=sessions, objects=None,  # type: ignore[arg-type]
-                        dispatcher=None, redis=None, usage_outbox=outbox)
+    services = Services(speech=Speech(catalog=None, synthesizer=None),  # type: ignore[arg-type]
+                        storage=Storage(session_factory=sessions), usage=Usage(outbox=outbox))
     principal = Principal(account_id, key_id, "outbox", None, None, 60, "secret")
     req = SynthesisRequest(text="Two sentences. Billed once.", speaker="joe")
     resolved = ResolvedRequest("mistv3", "mistv3", None, "en", [StreamStep(text="Two sentences."), StreamStep(text="Billed once.")], Controls())

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from facade.deps import Principal, Services
+from facade.deps import Principal, Services, Speech, Usage
 from facade.metered import MeteredSynthesis, encoded_whole
 from facade.request_resolution import ResolvedRequest, resolve
 from facade.serving_pools import ServingPools
@@ -54,8 +54,8 @@ class ThreadNoting(ToneEngine):
 def setup() -> Iterator[tuple[Services, Recorder, ThreadNoting]]:
     engine, sink = ThreadNoting(), Recorder()
     services = Services(
-        catalog=Catalog.load(), synthesizer=Synthesizer(lambda voice: engine), session_factory=None, objects=None,
-        dispatcher=None, redis=None, usage_sink=sink, pools=ServingPools(engine_slots=1, blocking_slots=2),
+        speech=Speech(catalog=Catalog.load(), synthesizer=Synthesizer(lambda voice: engine)), usage=Usage(sink=sink),
+        pools=ServingPools(engine_slots=1, blocking_slots=2),
     )
     close = services.pools.open()
     yield services, sink, engine
@@ -153,7 +153,7 @@ def _claused(services: Services, *, continues: bool = False) -> tuple[MeteredSyn
     req = SynthesisRequest(text=CLAUSED, speaker="joe", model_id="mistv3", lang="en")
     resolved = resolve(services, req, PRINCIPAL, endpoint="service-tts")
     # 10 ms a character: the default 0.3 s budget holds 30, so the 57-character first sentence is cut at its first comma.
-    services.pace.record(resolved.voice.key, 100, 1.0)
+    services.speech.pace.record(resolved.voice.key, 100, 1.0)
     return MeteredSynthesis(services, PRINCIPAL, req, resolved, rate=16000, transport="http", continues=continues), resolved
 
 

@@ -10,14 +10,13 @@ from fastapi.testclient import TestClient
 
 from facade import job_request
 from facade.app import create_app
-from facade.deps import Services
+from facade.deps import Services, Speech
 from facade.job_request import JobRequest
 
 
 @pytest.fixture(scope="module")
 def spec() -> dict[str, Any]:
-    services = Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
-                        dispatcher=None, redis=None)
+    services = Services(speech=Speech(catalog=None, synthesizer=None))  # type: ignore[arg-type]
     app = create_app(lambda: (services, lambda: None))
     response = TestClient(app).get("/openapi.json")  # the document only: no lifespan, nothing served
     assert response.status_code == 200

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketDenialResponse
 
 from facade.app import compose_app
-from facade.deps import Principal, Services
+from facade.deps import Access, Principal, Services, Speech, Usage
 from facade.routes import tts, ws
 from speech.synthesizer import Synthesizer
 from speech.voices import Catalog
@@ -53,8 +53,8 @@ def _streaming_routes(app: FastAPI) -> None:
 def app_parts() -> Iterator[tuple[TestClient, ToneEngine, Sink]]:
     engine, sink = ToneEngine(), Sink()
     services = Services(
-        catalog=Catalog.load(), synthesizer=Synthesizer(lambda _voice: engine), session_factory=None, objects=None,
-        dispatcher=None, redis=None, self_hosted=True, usage_sink=sink, authenticator=_principal,
+        speech=Speech(catalog=Catalog.load(), synthesizer=Synthesizer(lambda _voice: engine)),
+        access=Access(authenticator=_principal), usage=Usage(sink=sink), self_hosted=True,
     )
     app = compose_app(lambda: (services, lambda: None), _streaming_routes, needs={"streams": tts.NEEDS})
     with TestClient(app, raise_server_exceptions=False) as client:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from facade.deps import Services
+from facade.deps import Services, Speech
 from facade.serving_pools import ServingPools
 from facade.thread_pool import ThreadPool
 from tests.support.concurrency import PeakCounter
@@ -133,8 +133,8 @@ async def test_a_burst_larger_than_the_pool_starts_no_thread(monkeypatch: pytest
 
 
 def _services() -> Services:
-    return Services(catalog=None, synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
-                    dispatcher=None, redis=None, pools=ServingPools(blocking_slots=3, engine_slots=2))
+    return Services(speech=Speech(catalog=None, synthesizer=None),  # type: ignore[arg-type]
+                    pools=ServingPools(blocking_slots=3, engine_slots=2))
 
 
 async def test_offload_runs_on_the_blocking_threads_with_the_callers_context() -> None:

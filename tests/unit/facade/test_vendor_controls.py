@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 import speech.synthesizer
-from facade.deps import Services
+from facade.deps import JobRules, Services, Speech
 from facade.request_resolution import resolve
 from facade.routes.jobs import _spec
 from facade.validation import parse_request
@@ -19,8 +19,8 @@ from speech.voices import Catalog
 
 @pytest.fixture(scope="module")
 def services() -> Services:
-    return Services(catalog=Catalog.load(), synthesizer=None, session_factory=None, objects=None,  # type: ignore[arg-type]
-                    dispatcher=None, redis=None, max_job_chars=100_000)
+    return Services(speech=Speech(catalog=Catalog.load(), synthesizer=None),  # type: ignore[arg-type]
+                    jobs=JobRules(max_job_chars=100_000))
 
 
 def test_mistv2_s_speed_is_a_length_factor_and_every_other_model_s_a_rate() -> None:

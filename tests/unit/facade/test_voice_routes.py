@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from types import SimpleNamespace
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from facade.deps import Services, Speech
 from facade.routes import voices
 from speech.voices import Catalog, all_v2, voice_details
 
@@ -15,7 +15,7 @@ from speech.voices import Catalog, all_v2, voice_details
 def _client(catalog: Catalog) -> TestClient:
     app = FastAPI()
     app.include_router(voices.router)
-    app.state.services = SimpleNamespace(catalog=catalog)
+    app.state.services = Services(speech=Speech(catalog=catalog, synthesizer=None))  # type: ignore[arg-type]
     return TestClient(app)
 
 

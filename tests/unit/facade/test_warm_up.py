@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from facade.app import warm_up
-from facade.deps import Services
+from facade.deps import Services, Speech
 from speech.voices import Catalog
 
 
@@ -21,8 +21,7 @@ class Recording:
 
 def _warmed(catalog: Catalog) -> list[tuple[str, str]]:
     synthesizer = Recording()
-    services = Services(catalog=catalog, synthesizer=synthesizer, session_factory=None,  # type: ignore[arg-type]
-                        objects=None, dispatcher=None, redis=None)
+    services = Services(speech=Speech(catalog=catalog, synthesizer=synthesizer))  # type: ignore[arg-type]
     warm_up(services)
     return synthesizer.voices
 
