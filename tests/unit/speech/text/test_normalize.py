@@ -1,6 +1,5 @@
 """English normalisation: it feeds the neural voice, so every rule has concrete pairs."""
 
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -174,16 +173,6 @@ def test_hard_wrapped_lines_join_and_paragraphs_stay():
 
 def test_collapses_spaces_it_introduced():
     assert "  " not in normalize("A & B", "en")
-
-
-def test_is_fast_enough_for_streaming():
-    text = "Dr. Smith paid $5.20 on 11/22/2026 at 3:45 pm, called 555-123-4567 and ran 10 km. " * 10
-    normalize(text, "en")  # patterns compiled
-    start = time.perf_counter()
-    for _ in range(20):
-        normalize(text, "en")
-    per_call = (time.perf_counter() - start) / 20
-    assert per_call < 0.05, per_call  # ~850 characters, well under one request's latency budget
 
 
 _PIECES = st.sampled_from(
