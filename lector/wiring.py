@@ -78,25 +78,34 @@ def object_fetcher(objects: Callable[[], ObjectStore], directory: Path) -> Calla
 
 
 def build_synthesizer(settings: Settings) -> Synthesizer:
+    """Engines loaded on first use. The device ("auto": CUDA if torch sees one) is resolved then
+    too: a process that builds a synthesizer and never loads an engine (a worker of the cpu
+    queue only plans and assembles) never imports torch, ~1.5 s of CPU at each start."""
     from speech.engines.registry import load_engine
     from speech.synthesizer import Synthesizer
 
-    device = settings.device
-    if device == "auto":
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    resolved: list[str] = []
     cache_dir = settings.data_dir / "weights-cache"
 
     fetch = object_fetcher(lambda: build_object_store(settings), settings.data_dir / "voices")
 
-    batching = settings.engine_batching == "on" or (
-        settings.engine_batching == "auto" and device.startswith("cuda")
-    )
+    def resolved_device() -> str:
+        if not resolved:  # under the synthesizer's lock, as every load is
+            device = settings.device
+            if device == "auto":
+                import torch
+
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            resolved.append(device)
+        return resolved[0]
 
     def loader(voice: Voice) -> Engine:
         from lector.engine_metrics import instrument
 
+        device = resolved_device()
+        batching = settings.engine_batching == "on" or (
+            settings.engine_batching == "auto" and device.startswith("cuda")
+        )
         engine = load_engine(
             voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir,
             dtype=settings.engine_dtype, fetch=fetch, vits_runtime=settings.vits_runtime,

@@ -24,12 +24,21 @@ from store.db.session import make_engine, make_sessionmaker
 from tests.fixtures.farm import FarmStack, wait_for
 from tests.support.books import excerpt, job_row, s3_store, submit
 
-BOOK = excerpt(2400)
+# About 1,150 characters (10 chunks, some 55 s of audio): every render of it is CPU the farm's
+# lane takes from the suite's workers beside it (joe at one thread: ~3.8 ms of CPU a character),
+# and each file renders it four times. What the tests need of it is its shape, not its length:
+# several tasks on each synth host (with 150-character batches, 8 batches, as the 2,369-character
+# book had 10 of 300), so that a fault strikes mid-book with chunks done and chunks to come.
+BOOK = excerpt(1200)
 # Small batches, so the book is many tasks and both synth hosts hold one when the victim dies.
 # The live playlist's segment tasks are off: these tests follow the synth and assemble tasks on
 # the cpu queue, and the playlist has tests of its own (tests/e2e/test_live_playlist.py).
-SMALL_BATCHES = {"LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_SYNTH_GROUP_CHARS": "300", "LECTOR_TORCH_THREADS": "1",
-                 "LECTOR_LIVE_PLAYLIST": "false"}
+# Assembly on one worker runs in threads (``books.parallel``): a process pool would start a
+# forkserver (numpy, av, scipy, ~1 s of CPU) in every cpu worker the tests start, for a book of a
+# minute; a host's loss mid-assembly is the same loss either way (its PostgreSQL session, holding
+# the assembly lock, and its unacknowledged task).
+SMALL_BATCHES = {"LECTOR_JOB_BATCH_CHARS": "150", "LECTOR_SYNTH_GROUP_CHARS": "150", "LECTOR_TORCH_THREADS": "1",
+                 "LECTOR_LIVE_PLAYLIST": "false", "LECTOR_ASSEMBLY_WORKERS": "1"}
 #: With RabbitMQ the job ends within this of a host's loss (issue 28).
 RABBIT_BOUND_S = 90.0
 #: The reaper's stall time on the Redis farms (``LECTOR_STALL_AFTER_S``; docs/scaling.md).
