@@ -114,6 +114,20 @@ _SPELLING: Final = (
     (re.compile(r"(?<=\w\w\w)is(e|ed|es|ing)\b"), r"iz\1"),  # realise, organised
 )
 _HOMOPHONES: Final = {"two": "to", "too": "to", "four": "for", "there": "their", "they're": "their"}
+# Contractions a reader says either way, and Whisper writes as it likes ("I am" heard as "I'm":
+# a cast book's QA flagged "I am sick of Mr. Bingley"). Folded on both sides into their long
+# forms; only those with one long form ("he's" may be "he is" or "he has": left as written).
+_CONTRACTIONS: Final = {
+    "i'm": "i am", "you're": "you are", "we're": "we are",
+    "i've": "i have", "you've": "you have", "we've": "we have", "they've": "they have",
+    "i'll": "i will", "you'll": "you will", "he'll": "he will", "she'll": "she will", "we'll": "we will",
+    "they'll": "they will", "it'll": "it will",
+    "can't": "can not", "cannot": "can not", "won't": "will not", "don't": "do not", "doesn't": "does not",
+    "didn't": "did not", "isn't": "is not", "aren't": "are not", "wasn't": "was not", "weren't": "were not",
+    "haven't": "have not", "hasn't": "has not", "hadn't": "had not", "couldn't": "could not",
+    "wouldn't": "would not", "shouldn't": "should not", "mustn't": "must not", "needn't": "need not",
+    "shan't": "shall not", "let's": "let us",
+}
 _CLOCK: Final = re.compile(r"\b(\d{1,2})\.(\d{2})\s*([ap]\.?m\.?)?(?=\W|$)")
 
 
@@ -137,7 +151,7 @@ def _english(text: str) -> str:
         text = text.replace(compound, compound.replace(" ", ""))
     for pattern, replacement in _SPELLING:
         text = pattern.sub(replacement, text)
-    return " ".join(_HOMOPHONES.get(word, word) for word in text.split())
+    return " ".join(_CONTRACTIONS.get(word, _HOMOPHONES.get(word, word)) for word in text.split())
 
 
 _ARABIC_FOLDS: Final = str.maketrans(

@@ -27,6 +27,15 @@ def test_spelling_the_ear_cannot_hear_is_not_an_error() -> None:
     assert not result.fails(threshold("en"))
 
 
+def test_a_contraction_and_its_long_form_are_the_same_words() -> None:
+    """A reader says "I am" and Whisper writes "I'm" (a cast book's QA flagged exactly that line);
+    only contractions with one long form fold ("he's" may be "he has")."""
+    assert score("\u201cI am sick of Mr. Bingley,\u201d", "I'm sick of Mr. Bingley.", "en").rate == 0.0
+    assert score("I will not go; I cannot.", "I won't go, I can't.", "en").rate == 0.0
+    assert score("They do not know.", "They don't know.", "en").rate == 0.0
+    assert score("He has gone.", "He's gone.", "en").rate > 0.0
+
+
 def test_a_dropped_sentence_fails_the_chunk_though_its_word_error_rate_is_low() -> None:
     result = score(CHUNK, CHUNK.replace(SECOND, ""), "en")
     assert result.rate < threshold("en").rate  # the rate alone would pass it
