@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -99,7 +100,7 @@ def test_the_in_process_connection_counter_is_bounded() -> None:
     """Without Redis (self-hosted), counts older than the previous minute are dropped."""
     principal = Principal(account_id=None, api_key_id=None, account_name="", allowed_models=None,
                           allowed_endpoints=None, ws_connections_per_minute=5, webhook_secret="")
-    services: Any = type("NoRedis", (), {"redis": None})()
+    services: Any = SimpleNamespace(brokers=SimpleNamespace(redis=None))
     ratelimit._local.clear()
     for minute in range(500):
         for account in range(20):
