@@ -59,7 +59,7 @@ def test_voices_of_different_levels_are_brought_to_one_loudness(stack, pg_url: s
     (-28 LUFS) so that its true-peak limiter leaves the levels as the matching made them; an
     account of its own, so no chunk comes from another job's cache."""
     from speech.audio.loudness import integrated_loudness
-    from tests.e2e.test_jobs_ssml_lexicons import _audio, _sentence, _stamps
+    from tests.e2e.test_jobs_ssml_lexicons import _rendered, _sentence
     from tests.fixtures.stack import make_key
 
     api_key = make_key(pg_url, "cast-level")
@@ -67,12 +67,7 @@ def test_voices_of_different_levels_are_brought_to_one_loudness(stack, pg_url: s
     book = f"Softly, {line}\n\n“Loudly, {line}” said Walter."
     body = {"text": book, "speaker": "joe", "modelId": "mistv3", "format": "wav", "loudness": -28,
             "cast": {"narrator": "joe", "characters": {"Walter": "walter"}}}
-    submitted = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), json=body, timeout=30)
-    assert submitted.status_code == 202, submitted.text
-    job = _wait(stack, api_key, submitted.json()["id"])
-    assert job["status"] == "succeeded", job
-    stamps = _stamps(stack, api_key, job["id"])
-    samples, rate = _audio(stack, api_key, job["id"])
+    _, stamps, samples, rate = _rendered(stack, api_key, body)
     narration, quote = _sentence(stamps, "Softly"), _sentence(stamps, "“Loudly")
     assert (narration["voice"], quote["voice"]) == ("joe", "walter")
     levels = [integrated_loudness(samples[int(s["start"] * rate) : int(s["end"] * rate)].astype("float32"), rate)

@@ -98,6 +98,17 @@ def _level_db(samples: np.ndarray, rate: int, start: float, end: float) -> float
     return 10 * float(np.log10(np.mean(voiced)))
 
 
+def _rendered(
+    stack: Any, key: str, body: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], np.ndarray, int]:
+    """A WAV job submitted and waited for: the job, its timestamps, samples and rate (it must succeed)."""
+    submitted = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(key), json=body, timeout=30)
+    assert submitted.status_code == 202, submitted.text
+    job = _wait(stack, key, submitted.json()["id"])
+    assert job["status"] == "succeeded", job
+    return (job, _stamps(stack, key, job["id"]), *_audio(stack, key, job["id"]))
+
+
 def _sentence(stamps: dict[str, Any], start: str) -> dict[str, Any]:
     found = [s for s in stamps["sentences"] if s["text"].startswith(start)]
     assert len(found) == 1, stamps["sentences"]
@@ -125,13 +136,8 @@ def test_an_ssml_job_honours_break_prosody_emphasis_phoneme_lang_voice_and_mark(
         '<p><voice name="nora">Nora reads this line.</voice> <lang xml:lang="fr-FR">Merci beaucoup.</lang></p>'
         '<mark name="the-end"/></speak>'
     )
-    submitted = httpx.post(f"{stack.api_url}/v1/jobs", headers=_auth(api_key), timeout=30,
-                           json={"text": document, "speaker": "joe", "modelId": "coda", "format": "wav", "loudness": -28})
-    assert submitted.status_code == 202, submitted.text
-    job = _wait(stack, api_key, submitted.json()["id"])
-    assert job["status"] == "succeeded", job
-    stamps = _stamps(stack, api_key, job["id"])
-    samples, rate = _audio(stack, api_key, job["id"])
+    body = {"text": document, "speaker": "joe", "modelId": "coda", "format": "wav", "loudness": -28}
+    job, stamps, samples, rate = _rendered(stack, api_key, body)
 
     # break: the silence between the sentences is the two seconds asked (and no word inside it)
     plain, after = _sentence(stamps, "Plainly"), _sentence(stamps, "After the break.")
