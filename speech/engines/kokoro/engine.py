@@ -82,9 +82,10 @@ def resolve_dtype(dtype: str, device: str) -> str:
     3.40 against 4.25 for ``af_heart``): torch's dynamic int8 ``Conv1d`` requantized its output
     at its input's scale. bfloat16, with the instance norms' statistics, the harmonic source,
     the STFTs and ``conv_post`` in float32, scores within 0.03 P.808 of float32 and runs at
-    0.62x onnxruntime's time where AMX multiplies bfloat16 (an Intel Xeon) and 0.83x where
-    AVX-512 BF16's dot products do (an AMD Zen 5, whose float32 takes 1.3-1.4x); on an AVX2 CPU
-    oneDNN converts bfloat16 to float32 around each product, and float32 stays. GPUs keep float32:
+    0.62x onnxruntime's time where AMX multiplies bfloat16 (an Intel Xeon) and 0.68x where
+    AVX-512 BF16's dot products do (an AMD Zen 5, whose float32 takes 1.3-1.4x; the instance
+    norms as one ``batch_norm``, ``kernels.adain``); on an AVX2 CPU oneDNN converts bfloat16 to
+    float32 around each product, and float32 stays. GPUs keep float32:
     bfloat16 is not batch-invariant (a padded batch moves an item by 15-20 dB waveform SNR),
     which ``test_engine.py`` asks of the GPU's large batches."""
     if dtype not in DTYPES:

@@ -69,3 +69,35 @@ def test_bfloat16_statistics_keep_a_small_variance_under_a_large_mean(with_mask:
     assert mean.dtype == var.dtype == torch.float32
     torch.testing.assert_close(mean.double(), wide.mean(dim=-1, keepdim=True), rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(var.double(), wide.var(dim=-1, keepdim=True, unbiased=False), rtol=0.02, atol=1e-6)
+
+
+def test_an_unpadded_bfloat16_adain_on_a_cpu_rounds_once() -> None:
+    """The CPU's bfloat16 AdaIN (one ``batch_norm``) keeps statistics and affine in float32 and
+    rounds only its output: every value is within half a bfloat16 step of the float64 result on
+    the same bfloat16 input. The former route (the affine in bfloat16 after the statistics)
+    rounded twice and missed by up to two steps; a large mean under a small spread, as in the
+    decoder, is where a bfloat16 affine loses."""
+    generator = torch.Generator().manual_seed(5)
+    x = (4 + 0.5 * torch.randn(2, 32, 3000, generator=generator)).bfloat16()
+    gamma = torch.randn(2, 32, 1, generator=generator) * 0.3
+    beta = torch.randn(2, 32, 1, generator=generator) * 0.3
+    got = kernels.adain(x, gamma, beta, None, 1e-5)
+    wide = x.double()
+    mean, var = wide.mean(dim=-1, keepdim=True), wide.var(dim=-1, keepdim=True, unbiased=False)
+    exact = (1 + gamma.double()) * (wide - mean) / torch.sqrt(var + 1e-5) + beta.double()
+    assert got.dtype == torch.bfloat16
+    step = torch.finfo(torch.bfloat16).eps * exact.abs().clamp(min=2.0**-8)  # one step at each value's exponent
+    assert torch.all((got.double() - exact).abs() <= 0.5 * step + 1e-4)
+
+
+def test_the_bfloat16_adain_with_a_mask_equals_it_without_over_the_valid_steps() -> None:
+    """A padded batch takes ``time_stats``; an item's valid steps must read as the unpadded
+    route reads the item alone (the two routes differ by rounding only)."""
+    generator = torch.Generator().manual_seed(6)
+    x = (1 + torch.randn(1, 16, 900, generator=generator)).bfloat16()
+    gamma, beta = torch.randn(1, 16, 1, generator=generator), torch.randn(1, 16, 1, generator=generator)
+    padded = torch.cat([x, torch.zeros(1, 16, 100, dtype=torch.bfloat16)], dim=-1)
+    mask = (torch.arange(1000) < 900)[None, None].float()
+    alone = kernels.adain(x, gamma, beta, None, 1e-5)
+    batched = kernels.adain(padded, gamma, beta, mask, 1e-5)[..., :900]
+    torch.testing.assert_close(batched.float(), alone.float(), rtol=0.02, atol=0.02)
