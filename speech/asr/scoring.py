@@ -48,6 +48,8 @@ from typing import Any, Final
 
 from num2words import num2words
 
+from speech.asr.hindustani import skeleton
+
 WORD_LANGS: Final = frozenset({"en"})
 #: The rate rule wants at least this many edits: in a chunk of two to four words (a line of
 #: dialogue) one word heard in another spelling is over any usable rate. On a novel
@@ -227,8 +229,12 @@ def characters(text: str, lang: str) -> str:
 
 def normalise(text: str, lang: str) -> str:
     """The string that is compared: words separated by single spaces for English (a hyphenated
-    word as its parts), characters without spaces elsewhere."""
-    return _english(text).replace("_", " ") if lang in WORD_LANGS else characters(text, lang)
+    word as its parts), characters without spaces elsewhere (Hindi as its sound skeleton)."""
+    if lang in WORD_LANGS:
+        return _english(text).replace("_", " ")
+    if lang == "hi":
+        return skeleton(text).replace(" ", "")
+    return characters(text, lang)
 
 
 def tokens(text: str, lang: str) -> list[str]:
@@ -325,7 +331,10 @@ def align(reference: Sequence[str], heard: Sequence[str], *, splits: bool = Fals
 
 
 def words(text: str, lang: str) -> list[str]:
-    """The words of a language written with spaces, each normalised as :func:`characters`."""
+    """The words of a language written with spaces, each normalised as :func:`characters` (Hindi
+    as its sound skeleton: :mod:`speech.asr.hindustani`)."""
+    if lang == "hi":
+        return skeleton(text).split()
     return [word for word in (characters(piece, lang) for piece in text.split()) if word]
 
 
