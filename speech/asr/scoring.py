@@ -10,8 +10,8 @@ ear cannot hear are not errors:
 - Every other language (character error rate; Japanese has no spaces, and a word rate punishes
   one wrong letter as hard as a missing word): NFKC, case-folded, no punctuation, symbols or
   spaces, plus per-script folds for spellings Whisper varies on (Arabic hamza seats and harakat,
-  Devanagari nukta and chandrabindu, Urdu letters with Arabic twins, Japanese as its hiragana
-  reading).
+  Japanese as its hiragana reading). Hindi is compared as a sound skeleton of either script
+  (:mod:`speech.asr.hindustani`): Whisper base writes Hindi speech mostly in Urdu script.
 
 A chunk fails on either of two rules, calibrated by ``bench/qa.py`` (English, ``joe``: no clean
 chunk over a word error rate of 0.11 or with more than one word missing in a row; all 64
