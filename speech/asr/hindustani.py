@@ -39,7 +39,10 @@ _DEVANAGARI_CONSONANTS: Final = {
     "प": "p", "फ": "ph", "ब": "b", "भ": "bh", "म": "m",
     "य": "y", "र": "r", "ल": "l", "व": "w", "श": "sh", "ष": "sh", "स": "s", "ह": "h", "ळ": "l",
 }  # fmt: skip
-_NUKTA_CONSONANTS: Final = {"ड": "r", "ढ": "rh"}  # ड़ ढ़ are flaps, Urdu's ڑ; the others keep their twin's sound
+_NUKTA_CONSONANTS: Final = {
+    "ड": "r",
+    "ढ": "rh",
+}  # ड़ ढ़ are flaps, Urdu's ڑ; the others keep their twin's sound
 _DEVANAGARI_SIGNS: Final = {
     "ा": "a", "ी": "y", "े": "y", "ै": "y", "ू": "w", "ो": "w", "ौ": "w", "ृ": "r",
     "ि": "", "ु": "", "ॅ": "", "ॉ": "", "ं": "n", "ँ": "n", "ः": "h",
@@ -66,7 +69,9 @@ def _devanagari_word(word: str) -> str:
     for k, ch in enumerate(letters):
         if ch in _DEVANAGARI_CONSONANTS:
             nukta = k + 1 < len(letters) and letters[k + 1] == _NUKTA
-            sound = _NUKTA_CONSONANTS.get(ch, _DEVANAGARI_CONSONANTS[ch]) if nukta else _DEVANAGARI_CONSONANTS[ch]
+            sound = (
+                _NUKTA_CONSONANTS.get(ch, _DEVANAGARI_CONSONANTS[ch]) if nukta else _DEVANAGARI_CONSONANTS[ch]
+            )
             if k >= 2 and letters[k - 1] == _VIRAMA and sound in (out[-1], out[-1] + "h"):
                 out.pop()  # a doubled consonant (बच्चे, अच्छा): Urdu writes it once
             out.append(sound)

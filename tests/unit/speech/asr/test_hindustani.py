@@ -20,7 +20,9 @@ URDU = (
 )
 
 
-@pytest.mark.parametrize(("hindi", "urdu"), list(zip(HINDI, URDU, strict=True)), ids=["station", "kitchen", "garden"])
+@pytest.mark.parametrize(
+    ("hindi", "urdu"), list(zip(HINDI, URDU, strict=True)), ids=["station", "kitchen", "garden"]
+)
 def test_a_hindi_sentence_and_its_urdu_spelling_are_nearly_the_same_skeleton(hindi: str, urdu: str) -> None:
     assert score(hindi, urdu, "hi").rate <= 0.07
     assert skeleton(hindi).replace(" ", "").isascii()  # both sides as Latin letters
