@@ -175,11 +175,10 @@ def report(run: dict[str, Any], part: str = "all", *, verbose: bool = False) -> 
     from speech.asr import Threshold, score, threshold
 
     lang, half = run["lang"], run["sentences"] / 2
-    keep = {
-        "all": lambda group: True,
-        "first": lambda group: max(group) < half,
-        "second": lambda group: min(group) >= half,
-    }[part]
+
+    def keep(group: list[int]) -> bool:
+        return part == "all" or (max(group) < half if part == "first" else min(group) >= half)
+
     limit = threshold(lang)
     scores: dict[str, list[Any]] = {"clean": [], "dropped": [], "garbled": []}
     clean_seconds = 0.0
