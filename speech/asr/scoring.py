@@ -10,8 +10,8 @@ ear cannot hear are not errors:
 - Every other language (character error rate; Japanese has no spaces, and a word rate punishes
   one wrong letter as hard as a missing word): NFKC, case-folded, no punctuation, symbols or
   spaces, plus per-script folds for spellings Whisper varies on (Arabic hamza seats and harakat,
-  Devanagari nukta and chandrabindu, Urdu letters with Arabic twins, Japanese as its hiragana
-  reading).
+  Japanese as its hiragana reading). Hindi is compared as a sound skeleton of either script
+  (:mod:`speech.asr.hindustani`): Whisper base writes Hindi speech mostly in Urdu script.
 
 A chunk fails on either of two rules, calibrated by ``bench/qa.py`` (English, ``joe``: no clean
 chunk over a word error rate of 0.11 or with more than one word missing in a row; all 64
@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from num2words import num2words
+
+from speech.asr.hindustani import skeleton
 
 WORD_LANGS: Final = frozenset({"en"})
 #: The rate rule wants at least this many edits: in a chunk of two to four words (a line of
@@ -117,6 +119,7 @@ _HOMOPHONES: Final = {"two": "to", "too": "to", "four": "for", "there": "their",
 # Contractions a reader says either way, and Whisper writes as it likes ("I am" heard as "I'm":
 # a cast book's QA flagged "I am sick of Mr. Bingley"). Folded on both sides into their long
 # forms; only those with one long form ("he's" may be "he is" or "he has": left as written).
+# fmt: off
 _CONTRACTIONS: Final = {
     "i'm": "i am", "you're": "you are", "we're": "we are",
     "i've": "i have", "you've": "you have", "we've": "we have", "they've": "they have",
@@ -128,6 +131,7 @@ _CONTRACTIONS: Final = {
     "wouldn't": "would not", "shouldn't": "should not", "mustn't": "must not", "needn't": "need not",
     "shan't": "shall not", "let's": "let us",
 }
+# fmt: on
 _CLOCK: Final = re.compile(r"\b(\d{1,2})\.(\d{2})\s*([ap]\.?m\.?)?(?=\W|$)")
 
 
@@ -158,7 +162,9 @@ _ARABIC_FOLDS: Final = str.maketrans(
     {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي", "ـ": None}
 )
 _DEVANAGARI_FOLDS: Final = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu
-_URDU_FOLDS: Final = str.maketrans({"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None})
+_URDU_FOLDS: Final = str.maketrans(
+    {"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None}
+)
 # Urdu keeps the Arabic letters of Arabic and Persian loans, which Hindustani speaks alike: s
 # (ث ص), t (ط), z (ذ ض ظ), h (ح), and q as k. Whisper spells Hindi by ear in Urdu script (سبھا
 # for صبح, "subah") and the voice spoke a Devanagari text, which has no such letters: one each.
@@ -219,7 +225,11 @@ def characters(text: str, lang: str) -> str:
         text = text.translate(_ARABIC_FOLDS)
     elif lang == "hi":
         if script(text) == "arabic":  # Whisper base, forced to Hindi, mostly writes Urdu
-            text = "".join(ch for ch in text if unicodedata.category(ch) != "Mn").translate(_URDU_FOLDS).translate(_URDU_SOUND_FOLDS)
+            text = (
+                "".join(ch for ch in text if unicodedata.category(ch) != "Mn")
+                .translate(_URDU_FOLDS)
+                .translate(_URDU_SOUND_FOLDS)
+            )
         else:
             text = text.translate(_DEVANAGARI_FOLDS)
     return text
@@ -227,8 +237,12 @@ def characters(text: str, lang: str) -> str:
 
 def normalise(text: str, lang: str) -> str:
     """The string that is compared: words separated by single spaces for English (a hyphenated
-    word as its parts), characters without spaces elsewhere."""
-    return _english(text).replace("_", " ") if lang in WORD_LANGS else characters(text, lang)
+    word as its parts), characters without spaces elsewhere (Hindi as its sound skeleton)."""
+    if lang in WORD_LANGS:
+        return _english(text).replace("_", " ")
+    if lang == "hi":
+        return skeleton(text).replace(" ", "")
+    return characters(text, lang)
 
 
 def tokens(text: str, lang: str) -> list[str]:
@@ -280,12 +294,24 @@ def align(reference: Sequence[str], heard: Sequence[str], *, splits: bool = Fals
     # "I" make "consequencei", one letter off), which would hide the first word of a dropped
     # sentence ("... no consequence. I shall see her in January." with that sentence dropped).
     def split_heard(i: int, j: int) -> bool:  # reference[i - 1] heard as heard[j - 2] + heard[j - 1]
-        return (splits and i >= 1 and j >= 2 and same(reference[i - 1], heard_pairs[j])
-                and not same(reference[i - 1], heard[j - 2]) and not same(reference[i - 1], heard[j - 1]))
+        return (
+            splits
+            and i >= 1
+            and j >= 2
+            and same(reference[i - 1], heard_pairs[j])
+            and not same(reference[i - 1], heard[j - 2])
+            and not same(reference[i - 1], heard[j - 1])
+        )
 
     def split_reference(i: int, j: int) -> bool:  # reference[i - 2] + reference[i - 1] heard as heard[j - 1]
-        return (splits and i >= 2 and j >= 1 and same(ref_pairs[i], heard[j - 1])
-                and not same(reference[i - 2], heard[j - 1]) and not same(reference[i - 1], heard[j - 1]))
+        return (
+            splits
+            and i >= 2
+            and j >= 1
+            and same(ref_pairs[i], heard[j - 1])
+            and not same(reference[i - 2], heard[j - 1])
+            and not same(reference[i - 1], heard[j - 1])
+        )
 
     cost = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n + 1):
@@ -325,7 +351,10 @@ def align(reference: Sequence[str], heard: Sequence[str], *, splits: bool = Fals
 
 
 def words(text: str, lang: str) -> list[str]:
-    """The words of a language written with spaces, each normalised as :func:`characters`."""
+    """The words of a language written with spaces, each normalised as :func:`characters` (Hindi
+    as its sound skeleton: :mod:`speech.asr.hindustani`)."""
+    if lang == "hi":
+        return skeleton(text).split()
     return [word for word in (characters(piece, lang) for piece in text.split()) if word]
 
 
@@ -362,4 +391,4 @@ def _same_word(a: str, b: str) -> bool:
         return sum(x != y for x, y in zip(a, b, strict=True)) == 1
     short, long = (a, b) if len(a) < len(b) else (b, a)
     k = next((i for i, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
-    return short[k:] == long[k + 1:]
+    return short[k:] == long[k + 1 :]

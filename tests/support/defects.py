@@ -17,8 +17,18 @@ from speech.types import AudioChunk, SynthesisOptions
 NONSENSE = ("pelican", "marble", "quietly", "orange", "velvet", "thunder", "copper", "lantern")
 
 
-def garble(sentence: str, count: int = 3) -> str:
+# Japanese is written without spaces: there a "word" is taken as three characters, and the
+# stand-ins are Japanese words the voice can say.
+NONSENSE_JA = ("ペリカン", "大理石", "静かに", "オレンジ", "ビロード", "雷鳴", "銅貨", "提灯")
+JA_WORD_CHARS = 3
+
+
+def garble(sentence: str, count: int = 3, lang: str = "en") -> str:
     """``sentence`` with ``count`` consecutive words from its middle replaced by other words."""
+    if lang == "ja":
+        span = count * JA_WORD_CHARS
+        start = max((len(sentence) - span) // 2, 0)
+        return sentence[:start] + "".join(NONSENSE_JA[:count]) + sentence[start + span :]
     words = sentence.split()
     if len(words) <= count:
         return " ".join(NONSENSE[: len(words)])
@@ -49,11 +59,17 @@ class DefectEngine:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def synthesize(self, sentences: Sequence[str], options: SynthesisOptions | None = None) -> list[AudioChunk]:
+    def synthesize(
+        self, sentences: Sequence[str], options: SynthesisOptions | None = None
+    ) -> list[AudioChunk]:
         with self._lock:
             self.calls.append(list(sentences))
         spoken = [s for s in sentences if not self.drop(s)]
-        said = self.inner.synthesize([garble(s) if self.garbled(s) else s for s in spoken], options) if spoken else []
+        said = (
+            self.inner.synthesize([garble(s) if self.garbled(s) else s for s in spoken], options)
+            if spoken
+            else []
+        )
         out, heard = [], iter(said)
         for sentence in sentences:
             if self.drop(sentence):

@@ -1,0 +1,105 @@
+"""Hindi in either of its scripts as one sound skeleton, so a Devanagari text and the Urdu that
+Whisper writes for it can be compared.
+
+Whisper base, forced to Hindi, writes Urdu script more often than Devanagari
+(``tests/support/asr_multilingual.py``); a chunk's text is Devanagari. Compared letter by letter
+the two share nothing, so every Hindi chunk would fail. Both are mapped here to the same Latin
+letters, keeping what both scripts write and dropping what only one does:
+
+- Urdu leaves short vowels unwritten: Devanagari's inherent a, its short i and u (and their
+  independent letters inside a word) are dropped; long vowels stay, as the letter Urdu writes for
+  them (a for alif, y for the i/e of ye, w for the u/o of vav: Urdu does not tell those apart,
+  nor its vav from v, nor its ye from y).
+- A vowel that starts a word is an alif in Urdu, followed by its long vowel's letter.
+- Sounds the two scripts spell apart but a voice says alike fold together: the Arabic letters
+  of loans (s, t, z, h, q) as ``scoring._URDU_SOUND_FOLDS`` does, the nukta letters with their
+  plain twins (z as j, f as ph, q as k, as a Hindi writer who drops the nukta has it), dental
+  and retroflex t, d and r, anusvara, chandrabindu and every nasal as n, aspiration as h.
+- A doubled consonant is one (बच्चे, بچے): Urdu's shadda is seldom written.
+- A word's last h is dropped: Urdu ends many words in a he that is a vowel (کہ for कि, جملہ).
+
+A skeleton, not a transliteration: a word spelled by ear can still differ in a letter or two (an
+initial short vowel Urdu writes as alif, a vowel ending Urdu writes with he), so Hindi's
+character error rate on clean speech runs above a same-script comparison's; Hindi takes the
+default threshold (``scoring.DEFAULT_THRESHOLD``) until ``bench/qa.py`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Final
+
+_VIRAMA: Final = "\u094d"
+_NUKTA: Final = "\u093c"
+
+# Devanagari consonants (nukta letters are decomposed by NFD into consonant + nukta).
+_DEVANAGARI_CONSONANTS: Final = {
+    "क": "k", "ख": "kh", "ग": "g", "घ": "gh", "ङ": "n",
+    "च": "ch", "छ": "chh", "ज": "j", "झ": "jh", "ञ": "n",
+    "ट": "t", "ठ": "th", "ड": "d", "ढ": "dh", "ण": "n",
+    "त": "t", "थ": "th", "द": "d", "ध": "dh", "न": "n",
+    "प": "p", "फ": "ph", "ब": "b", "भ": "bh", "म": "m",
+    "य": "y", "र": "r", "ल": "l", "व": "w", "श": "sh", "ष": "sh", "स": "s", "ह": "h", "ळ": "l",
+}  # fmt: skip
+_NUKTA_CONSONANTS: Final = {
+    "ड": "r",
+    "ढ": "rh",
+}  # ड़ ढ़ are flaps, Urdu's ڑ; the others keep their twin's sound
+_DEVANAGARI_SIGNS: Final = {
+    "ा": "a", "ी": "y", "े": "y", "ै": "y", "ू": "w", "ो": "w", "ौ": "w", "ृ": "r",
+    "ि": "", "ु": "", "ॅ": "", "ॉ": "", "ं": "n", "ँ": "n", "ः": "h",
+}  # fmt: skip
+# Independent vowels: at a word's start Urdu writes alif and the vowel's letter; inside a word
+# (after another vowel) a hamza seat Urdu's side drops, and the vowel's letter.
+_DEVANAGARI_VOWELS: Final = {
+    "अ": "", "आ": "a", "इ": "", "ई": "y", "उ": "", "ऊ": "w", "ए": "y", "ऐ": "y", "ओ": "w", "औ": "w",
+    "ऋ": "r", "ऑ": "",
+}  # fmt: skip
+_URDU: Final = {
+    "ا": "a", "آ": "a", "أ": "a", "إ": "a", "ٱ": "a", "ب": "b", "پ": "p", "ت": "t", "ٹ": "t", "ث": "s",
+    "ج": "j", "چ": "ch", "ح": "h", "خ": "kh", "د": "d", "ڈ": "d", "ذ": "j", "ر": "r", "ڑ": "r",
+    "ز": "j", "ژ": "j", "س": "s", "ش": "sh", "ص": "s", "ض": "j", "ط": "t", "ظ": "j", "ع": "",
+    "غ": "g", "ف": "ph", "ق": "k", "ک": "k", "ك": "k", "گ": "g", "ل": "l", "م": "m", "ن": "n",
+    "ں": "n", "و": "w", "ؤ": "w", "ہ": "h", "ۂ": "h", "ھ": "h", "ه": "h", "ة": "h", "ۃ": "h",
+    "ی": "y", "ي": "y", "ى": "y", "ے": "y", "ۓ": "y", "ئ": "", "ء": "",
+}  # fmt: skip
+
+
+def _devanagari_word(word: str) -> str:
+    out: list[str] = []
+    letters = unicodedata.normalize("NFD", word)
+    for k, ch in enumerate(letters):
+        if ch in _DEVANAGARI_CONSONANTS:
+            nukta = k + 1 < len(letters) and letters[k + 1] == _NUKTA
+            sound = (
+                _NUKTA_CONSONANTS.get(ch, _DEVANAGARI_CONSONANTS[ch]) if nukta else _DEVANAGARI_CONSONANTS[ch]
+            )
+            if k >= 2 and letters[k - 1] == _VIRAMA and sound in (out[-1], out[-1] + "h"):
+                out.pop()  # a doubled consonant (बच्चे, अच्छा): Urdu writes it once
+            out.append(sound)
+        elif ch in _DEVANAGARI_SIGNS:
+            out.append(_DEVANAGARI_SIGNS[ch])
+        elif ch in _DEVANAGARI_VOWELS:
+            out.append(("a" if k == 0 and ch != "आ" else "") + _DEVANAGARI_VOWELS[ch])
+        elif ch.isdigit() or (ch.isalpha() and not unicodedata.name(ch, "").startswith("DEVANAGARI")):
+            out.append(ch)
+    return "".join(out)
+
+
+def _urdu_word(word: str) -> str:
+    return "".join(_URDU.get(ch, ch if ch.isdigit() or ch.isascii() and ch.isalpha() else "") for ch in word)
+
+
+def skeleton(text: str) -> str:
+    """``text`` (Devanagari or Urdu, punctuation and all) as lower-case Latin sound letters,
+    words separated by single spaces."""
+    out = []
+    for word in unicodedata.normalize("NFKC", text).casefold().split():
+        devanagari = sum("\u0900" <= ch <= "\u097f" for ch in word)
+        arabic = sum("\u0600" <= ch <= "\u06ff" for ch in word)
+        sounds = _devanagari_word(word) if devanagari >= arabic else _urdu_word(word)
+        if len(sounds) > 1 and sounds.endswith("h"):
+            sounds = sounds[:-1]  # Urdu's word-final he is often a vowel (کہ, جملہ): dropped on both sides
+        if sounds:
+            out.append(sounds)
+    return " ".join(out)
