@@ -153,10 +153,11 @@ def _alphabet(char: str) -> bool:
 
 
 def in_language(text: str, lang: str) -> bool:
-    """Whether a transcript is written in ``lang`` (its script; for Latin-script languages,
-    more of its own short function words than English ones): the check that tells a
-    recogniser's translation into English from what it heard. Empty text passes (nothing to
-    redo)."""
+    """Whether a transcript is written in ``lang`` (its script, with no word in Latin, Cyrillic
+    or Greek letters; for Latin-script languages, more of its own short function words than
+    English ones, and not mostly English words its word list lacks): the check that tells a
+    recogniser's translation into English, or its romanisation, from what it heard. Empty text
+    passes (nothing to redo)."""
     if lang == "en" or not text.strip():
         return True
     if lang in _SCRIPTS:
