@@ -87,6 +87,9 @@ def _devanagari_word(word: str) -> str:
 
 
 def _urdu_word(word: str) -> str:
+    # The glide before a final ye-barree is spelled with a hamza seat or a plain ye, and Whisper
+    # base writes both (چاہئے / چاہیے, لئے / لیے); Devanagari writes the one vowel letter (चाहिए).
+    word = word.replace("یے", "ئے")
     return "".join(_URDU.get(ch, ch if ch.isdigit() or ch.isascii() and ch.isalpha() else "") for ch in word)
 
 

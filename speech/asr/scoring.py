@@ -162,8 +162,10 @@ _ARABIC_FOLDS: Final = str.maketrans(
     {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه", "ؤ": "و", "ئ": "ي", "ـ": None}
 )
 _DEVANAGARI_FOLDS: Final = str.maketrans({"\u093c": None, "\u0901": "\u0902"})  # nukta; chandrabindu
+# Urdu spells the glide between two vowels with a hamza seat or a plain ye, and Whisper base
+# varies (چاہئے / چاہیے, لئے / لیے, گۓ / گئے): one sound, as the Arabic folds have it.
 _URDU_FOLDS: Final = str.maketrans(
-    {"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None}
+    {"ك": "ک", "ي": "ی", "ى": "ی", "ه": "ہ", "ۀ": "ہ", "ۃ": "ہ", "ة": "ہ", "ـ": None, "ئ": "ی", "ۓ": "یے"}
 )
 # Urdu keeps the Arabic letters of Arabic and Persian loans, which Hindustani speaks alike: s
 # (ث ص), t (ط), z (ذ ض ظ), h (ح), and q as k. Whisper spells Hindi by ear in Urdu script (سبھا

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import tomllib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,19 +138,48 @@ _FUNCTION_WORDS = {
 _OWN_WORDS = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
 
 
+def _foreign_words(text: str) -> list[str]:
+    """The words of ``text`` with a Latin, Cyrillic or Greek letter, in a language written in
+    another script. Whisper base, forced to
+    Hindi, wrote a sentence it understood partly in Latin letters ("Krippya Ghar سے نکلنے", for
+    कृपया घर से निकलने) or with Cyrillic ones (مسкуرا for मुस्कुरा): the recogniser's spelling, not
+    the voice's error, so such a transcript is decoded again as a translation is."""
+    return [word for word in text.split() if any(_alphabet(ch) for ch in word)]
+
+
+def _alphabet(char: str) -> bool:
+    """Whether ``char`` is a letter of the Latin, Cyrillic or Greek alphabet."""
+    return char.isalpha() and unicodedata.name(char, "").startswith(("LATIN", "CYRILLIC", "GREEK"))
+
+
 def in_language(text: str, lang: str) -> bool:
-    """Whether a transcript is written in ``lang`` (its script; for Latin-script languages,
-    more of its own short function words than English ones): the check that tells a
-    recogniser's translation into English from what it heard. Empty text passes (nothing to
-    redo)."""
+    """Whether a transcript is written in ``lang`` (its script, with no word in Latin, Cyrillic
+    or Greek letters; for Latin-script languages, more of its own short function words than
+    English ones, and not mostly English words its word list lacks): the check that tells a
+    recogniser's translation into English, or its romanisation, from what it heard. Empty text
+    passes (nothing to redo)."""
     if lang == "en" or not text.strip():
         return True
     if lang in _SCRIPTS:
-        return scoring.script(text) in _SCRIPTS[lang]
+        return scoring.script(text) in _SCRIPTS[lang] and not _foreign_words(text)
+    if scoring.script(text) != "latin":
+        return True
     words = [w.strip(".,;:!?¿¡\"'«»()").casefold() for w in text.split()]
     english = sum(w in _ENGLISH for w in words)
     own = sum(w in _OWN_WORDS[lang] for w in words)
-    return not (scoring.script(text) == "latin" and english >= 2 and english > own)
+    return not (english >= 2 and english > own) and not _mostly_english(text, lang)
+
+
+def _mostly_english(text: str, lang: str) -> bool:
+    """Whether most words of ``text`` are English words that ``lang``'s word list lacks (the
+    dictionaries of ``/oov``): Whisper base, forced to German, wrote "Wo ist hier die nächste
+    Apotheke, bitte?" as "Voiced here the next up or take a better.", an English reading of the
+    sounds with one short English word of ``_ENGLISH`` in it, which the count above let pass."""
+    from speech.text.oov import oov_words
+
+    words = re.findall(r"[^\W\d_]+", text)
+    english = [w for w in words if not oov_words(w, "en") and oov_words(w, lang)]
+    return len(english) >= 3 and 2 * len(english) > len(words)
 
 
 # --- scoring ----------------------------------------------------------------------------------

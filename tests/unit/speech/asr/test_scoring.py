@@ -74,6 +74,11 @@ def test_other_languages_score_characters(lang: str) -> None:
 
 def test_arabic_and_hindi_spellings_fold() -> None:
     assert normalise("أَكَلَ الوَلَدُ", "ar") == normalise("اكل الولد", "ar")
+    # Urdu's glide between vowels, a hamza seat or a plain ye (Whisper base writes both)
+    assert normalise("ہمیں پانی بچانا چاہئے", "hi") == normalise("ہمیں پانی بچانا چاہیے", "hi")
+    assert normalise("وہ گۓ", "hi") == normalise("وہ گئے", "hi")
+    assert normalise("چاہیے", "hi") == normalise("चाहिए", "hi")  # either script, one skeleton
+    assert normalise("میرا", "hi") != normalise("تیرا", "hi")  # the consonants stay apart
     assert threshold("xx") == DEFAULT_THRESHOLD
 
 

@@ -228,9 +228,10 @@ def test_pack_kinds(data, pack, kind, stored):
 
 def test_kokoro_keys_name_the_language_and_the_pack(data):
     catalog = load(data)
-    julien, diego = catalog.voice("coda", "julien"), catalog.voice("coda", "diego")
-    assert (julien.pack, diego.pack) == ("em_alex", "em_alex")
-    assert julien.key == "kokoro:fr:fr-fr:em_alex" and diego.key == "kokoro:es:es:em_alex"
+    matthias, omar = catalog.voice("coda", "matthias"), catalog.voice("coda", "omar")
+    assert (matthias.pack, omar.pack) == ("jm_kumo", "jm_kumo")
+    assert matthias.key == "kokoro:de:de:jm_kumo" and omar.key == "kokoro:ar:ar:jm_kumo"
+    assert catalog.voice("coda", "julien").key == "kokoro:fr:fr-fr:em_alex*0.8+ff_siwis*0.2"
     assert catalog.voice("coda", "paolo").key == "kokoro:it:it:em_alex*0.2+im_nicola*0.8"
 
 

@@ -85,7 +85,7 @@ def test_voice_details_shape(catalog):
         "gender": "Female",
         "age": "Adult",
         "country": "Germany",
-        "dialect": "Standard German, with a Japanese accent (the voice was trained on Japanese speech)",
+        "dialect": "Standard German, with an Italian accent (the voice was trained on Italian speech)",
         "demographic": "Unspecified",
         "genre": ["Kokoro", "Neural", "General", "Narration"],
         "flagship": True,
