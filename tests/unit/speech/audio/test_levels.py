@@ -13,7 +13,7 @@ import pyloudnorm
 import pytest
 from scipy.signal import resample_poly
 
-from speech.audio import measure_file, open_file_encoder
+from speech.audio import decoded_blocks, measure_file, open_file_encoder
 from speech.errors import EncodeError
 
 RATE = 44100
@@ -27,9 +27,9 @@ def _speechlike(seconds: float) -> np.ndarray:
     return x.astype(np.float32)
 
 
-def _decoded(path: Path) -> np.ndarray:
+def _decoded(path: Path, rate: int = RATE) -> np.ndarray:
     with av.open(str(path)) as container:
-        resampler = av.AudioResampler(format="flt", layout="mono", rate=RATE)
+        resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
         frames = [o.to_ndarray().reshape(-1) for f in container.decode(audio=0) for o in resampler.resample(f)]
     return np.concatenate(frames).astype(np.float64)
 
@@ -52,6 +52,19 @@ def test_measure_file_reads_what_an_independent_meter_reads(fmt: str, tmp_path: 
     assert levels.loudness(0.0, 10.0) == pytest.approx(
         pyloudnorm.Meter(RATE).integrated_loudness(y[: 10 * RATE]), abs=0.05
     )
+
+
+@pytest.mark.parametrize("fmt", ["wav", "mp3", "m4b", "opus", "flac"])
+def test_decoded_blocks_are_the_samples_a_resampler_gives(fmt: str, tmp_path: Path) -> None:
+    """MP3 and AAC frames are read without the resampler (mono float already): the samples must
+    be the ones the resampler would hand back, sample for sample."""
+    path = tmp_path / f"x.{fmt}"
+    encoder = open_file_encoder(fmt, RATE, path)
+    encoder.write(_speechlike(3.0))
+    encoder.finish()
+    rates, blocks = zip(*decoded_blocks(path), strict=True)
+    assert len(set(rates)) == 1  # the file's own rate (Opus: 48 kHz)
+    np.testing.assert_array_equal(np.concatenate(blocks).astype(np.float64), _decoded(path, rates[0]))
 
 
 def test_a_file_that_is_not_audio_is_an_encode_error(tmp_path: Path) -> None:
