@@ -42,7 +42,7 @@ _LAST_RESORT_DB: Final = 0.5  # the last resort's ceiling: this much further und
 #: the limiter (a few tenths of a dB on speech); lossless files differ only by the oversampling
 #: filter of whoever measures them.
 CODEC_HEADROOM_DB: Final[dict[str, float]] = {"mp3": 0.5, "m4b": 0.5, "opus": 0.5, "wav": 0.15, "flac": 0.15}
-_SLOPE: Final = (0.25, 1.5)  # loudness per gain the secant believes (the limiter's range)
+SLOPE_RANGE: Final = (0.25, 1.5)  # loudness per gain the secant believes (the limiter's range)
 
 
 def limiter_ceiling(fmt: str, extra_db: float = 0.0) -> float:
@@ -145,7 +145,7 @@ class Corrector:
             slope = 1.0
             if len(past) >= 2 and abs(past[-1][0] - past[-2][0]) > 1e-6:
                 slope = (past[-1][1] - past[-2][1]) / (past[-1][0] - past[-2][0])
-                slope = min(max(slope, _SLOPE[0]), _SLOPE[1])
+                slope = min(max(slope, SLOPE_RANGE[0]), SLOPE_RANGE[1])
             new_gain = float(10 ** ((gain_db + (self.target_lufs - loudness) / slope) / 20))
             gains[span.first : span.stop] = [new_gain] * (span.stop - span.first)
         return Measured(levels.timeline, levels.peaks, gains, limiter_ceiling(self.fmt, self.extra_db))

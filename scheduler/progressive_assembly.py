@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -34,7 +36,7 @@ from typing import Final
 import numpy as np
 
 from books import parallel
-from books.conformance import limiter_ceiling
+from books.conformance import AIM_LU, SLOPE_RANGE, limiter_ceiling
 from books.layout import Layout
 from books.rendering import (
     Measured,
@@ -60,7 +62,9 @@ from speech.audio import (
     MeterState,
     SegmentJoiner,
     frame_size,
+    grid_index,
     join_skip,
+    measure_file,
     normalization_gain_db,
     segments_loudness,
 )
@@ -72,6 +76,8 @@ from store.status import JobStatus
 log = logging.getLogger("lector.assembly")
 
 _READ_THREADS: Final = 16
+#: Corrections a chapter gets ahead, from its own encoded segments decoded (``_check_chapters``).
+AHEAD_CORRECTIONS: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +223,117 @@ def _gains(objects: ObjectStore, book: Book) -> list[int | None]:
     return gains
 
 
+def _check_chapters(objects: ObjectStore, book: Book) -> bool:
+    """Each complete chapter whose segments are all encoded and that was not checked yet, joined
+    and decoded as a listener gets it and measured (``speech.audio.measure_file``); one that
+    misses the target by more than ``conformance.AIM_LU`` gets a corrected gain (a secant over
+    its tries, as ``conformance.Corrector`` does), under which ``_submit`` encodes it again.
+    Returns whether a gain changed.
+
+    Why here: the gain from the chunks' loudness is right only before the limiter and the codec,
+    which take 0.4-0.9 LU from speech, so the finished file missed its target nearly every time,
+    and the final check (``scheduler.assembly._conform``) then rendered the whole book again
+    after synthesis: the tail grew with the book. A chapter checked as it is encoded moves that
+    work to while synthesis runs, and ``finish`` does the same for what is left, so a book is
+    the same whether or not it was done ahead. The final check still reads the whole file (the
+    true peak, and a chapter as the joined file holds it)."""
+    if not encodes_ahead(book.fmt, book.out_rate):
+        return False
+    n = len(book.timeline.offsets)
+    gains = _gains(objects, book)
+    known = [0 if g is None else g for g in gains]
+    segments = _segments(book)
+    stored = set(objects.iter_keys(f"jobs/{book.job_id}/ahead/segments/"))
+    changed = False
+    moved = -1  # the last chapter whose gain changed in this pass: the next one waits for its frames
+    for first, stop in chapter_spans(book.layout):
+        if stop > n:
+            break
+        key = ahead_chapter_key(book.job_id, first, stop)
+        record = json.loads(objects.get_bytes(key))
+        if record.get("checked"):
+            continue
+        # the segment before the chapter: the stretch the final check reads starts in its frames
+        mine = [seg for seg in segments if first <= seg.first and seg.stop <= stop or seg.stop == first]
+        keys = [book.segment_key(seg, known) for seg in mine]
+        if not mine or mine[-1].stop != stop or any(k not in stored for k in keys):
+            continue  # not all encoded yet (the book's open tail)
+        if moved == first:
+            changed = True  # look again once the chapter before is encoded under its new gain
+            continue
+        loudness = _decoded_loudness(objects, book, mine, known, first, stop)
+        tenths = int(record["gain_tenths_db"])
+        tries = [*record.get("tries", []), [tenths, loudness]]
+        new = _corrected(tries, book.target_lufs)
+        done = new is None or new == tenths or len(tries) > AHEAD_CORRECTIONS
+        record = {"gain_tenths_db": tenths if done else new, "checked": done, "tries": tries}
+        objects.put_bytes(key, json.dumps(record).encode(), content_type="application/json")
+        if not done:
+            changed, moved = True, stop
+            for segment, stale in zip(mine, keys, strict=True):
+                if segment.first >= first:  # encoded under the gain just replaced: never joined now
+                    objects.delete(stale)
+    return changed
+
+
+def _corrected(tries: Sequence[Sequence[float]], target_lufs: float) -> int | None:
+    """The next gain (tenths of a dB) after ``tries`` of (gain tenths, decoded LUFS); None when
+    the last try is within ``AIM_LU`` or measured nothing (silence)."""
+    gain, loudness = float(tries[-1][0]), float(tries[-1][1])
+    if not math.isfinite(loudness) or abs(loudness - target_lufs) <= AIM_LU:
+        return None
+    slope = 1.0
+    if len(tries) >= 2 and tries[-1][0] != tries[-2][0]:
+        slope = (float(tries[-1][1]) - float(tries[-2][1])) / ((float(tries[-1][0]) - float(tries[-2][0])) * GAIN_STEP_DB)
+        slope = min(max(slope, SLOPE_RANGE[0]), SLOPE_RANGE[1])
+    return round(gain + (target_lufs - loudness) / slope / GAIN_STEP_DB)
+
+
+def _decoded_loudness(
+    objects: ObjectStore, book: Book, segments: Sequence[Segment], gains: Sequence[int], first: int, stop: int
+) -> float:
+    """The chapter of chunks ``first`` to ``stop`` as the final check reads it in the whole file
+    (``books.conformance.spans``, ``FileLevels.loudness``): the stored ``segments`` (the one
+    before the chapter too, whose last frames the chapter's stretch starts in) joined into a
+    file, decoded, and measured on the whole file's 100 ms grid. On a chapter of a few seconds a
+    grid 94 ms off read 0.9 LU apart."""
+    timeline = book.timeline
+    ratio = book.out_rate / timeline.native_rate
+    base = segments[0].begin  # where the joined part starts in the whole file (output samples)
+    hop = int(round(book.out_rate * 0.1))
+    start = 0 if first == 0 else (timeline.offsets[first] - timeline.pauses[first]) * ratio
+    end = None if stop >= len(timeline.offsets) else (timeline.offsets[stop] - timeline.pauses[stop]) * ratio
+    shift = base // hop  # whole 100 ms segments before the part; the rest is measured as zeros
+    with tempfile.TemporaryDirectory(prefix="lector-chapter-") as tmp:
+        path = Path(tmp) / f"chapter.{book.fmt}"
+        joiner = SegmentJoiner(FILE_FORMATS[book.fmt], book.out_rate, path, metadata=None)
+        try:
+            for segment in segments:
+                joiner.add(EncodedSegment.from_bytes(objects.get_bytes(book.segment_key(segment, gains))))
+            joiner.finish()
+        except BaseException:
+            joiner.abort()
+            raise
+        levels = measure_file(path, lead=base - shift * hop)
+    first_cut = grid_index(start / book.out_rate) - shift
+    stop_cut = None if end is None else grid_index(end / book.out_rate) - shift
+    return levels.grid_loudness(first_cut, stop_cut)
+
+
+def _encoded(pool: Executor, objects: ObjectStore, book: Book) -> list[tuple[str, Future[bytes] | None]]:
+    """``_submit`` and wait, then the chapters checked and corrected (``_check_chapters``) until
+    every complete chapter is settled: the segments to join, all stored."""
+    items = _submit(pool, objects, book)
+    _settle([future for _, future in items])
+    # Each pass records a try for a chapter at least; a chapter stops at its third.
+    for _ in range((AHEAD_CORRECTIONS + 1) * len(chapter_spans(book.layout)) + 1):
+        if not _check_chapters(objects, book):
+            break
+        items = _submit(pool, objects, book)
+        _settle([future for _, future in items])
+    return [(key, None) for key, _ in items]
+
+
 def _segments(book: Book) -> list[Segment]:
     audio_format = FILE_FORMATS[book.fmt]
     return progressive_segments(
@@ -272,7 +389,7 @@ def advance(objects: ObjectStore, book: Book, workers: int) -> int:
     with parallel.executor(workers) as pool:
         measured = pool.submit(measure, objects, book).result()
         if encodes_ahead(book.fmt, book.out_rate):
-            _settle([future for _, future in _submit(pool, objects, book)])
+            _encoded(pool, objects, book)
     return measured
 
 
@@ -293,14 +410,8 @@ def finish(objects: ObjectStore, book: Book, path: Path, *, metadata: Metadata |
     )
     try:
         with parallel.executor(workers) as pool:
-            items = _submit(pool, objects, book)
-            try:
-                _join(objects, joiner, items)  # every future has its result once this returns
-            except BaseException:
-                for _, future in items:
-                    if future is not None:
-                        future.cancel()
-                raise
+            items = _encoded(pool, objects, book)  # the last chapters encoded and checked
+        _join(objects, joiner, items)
         joiner.finish()
     except BaseException:
         joiner.abort()

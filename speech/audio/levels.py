@@ -46,14 +46,23 @@ class FileLevels:
     def loudness(self, start_s: float = 0.0, end_s: float | None = None) -> float:
         """Integrated loudness (LUFS) of the whole file, or of a stretch of it (a chapter) cut on
         the meter's 100 ms grid; ``-inf`` for silence or less than a gating block."""
-        first = max(0, int(round(start_s / _STEP_S)))
-        stop = len(self.energies) if end_s is None else min(len(self.energies), int(round(end_s / _STEP_S)))
-        if first == 0 and end_s is None:
+        return self.grid_loudness(grid_index(start_s), None if end_s is None else grid_index(end_s))
+
+    def grid_loudness(self, first: int, stop: int | None) -> float:
+        """The stretch from 100 ms segment ``first`` to ``stop`` (None: the end)."""
+        first = max(0, first)
+        if first == 0 and stop is None:
             return gated_loudness(self.energies, self.samples, self.sample_rate)
+        stop = len(self.energies) if stop is None else min(len(self.energies), stop)
         if stop <= first:
             return float("-inf")
         part = self.energies[first:stop]
         return gated_loudness(part, int(round(len(part) * _STEP_S * self.sample_rate)), self.sample_rate)
+
+
+def grid_index(seconds: float) -> int:
+    """The 100 ms segment a stretch starting or ending at ``seconds`` is cut at."""
+    return int(round(seconds / _STEP_S))
 
 
 def decoded_blocks(path: Path) -> Iterator[tuple[int, np.ndarray]]:
@@ -77,8 +86,10 @@ def decoded_blocks(path: Path) -> Iterator[tuple[int, np.ndarray]]:
                 yield rate, out.to_ndarray().reshape(-1)
 
 
-def measure_file(path: Path) -> FileLevels:
-    """Decode ``path`` and measure it; :class:`EncodeError` when the codec library cannot read it."""
+def measure_file(path: Path, *, lead: int = 0) -> FileLevels:
+    """Decode ``path`` and measure it; :class:`EncodeError` when the codec library cannot read it.
+    ``lead``: zeros measured before the first sample, so that a part of a longer file cut from it
+    (``scheduler.progressive_assembly``) is read on that file's 100 ms grid."""
     meter: LoudnessMeter | None = None
     rate = 0
     peak = 0.0
@@ -103,6 +114,8 @@ def measure_file(path: Path) -> FileLevels:
         for rate, block in decoded_blocks(path):
             if meter is None:
                 meter = LoudnessMeter(rate)
+                if lead:
+                    meter.add(np.zeros(lead, dtype=np.float32))
             pending.append(block)
             held += len(block)
             if held >= _BLOCK_S * rate:

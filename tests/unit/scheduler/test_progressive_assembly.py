@@ -10,6 +10,7 @@ from pathlib import Path
 
 import av
 import numpy as np
+import pyloudnorm
 import pytest
 
 from books import rendering
@@ -173,3 +174,33 @@ def test_segments_of_a_prefix_are_the_whole_books_first_segments(chunks: list[np
         part = rendering.progressive_segments(timeline, 24000, {0, 4, 8}, frame=576, skip=1152, closed=False)
         assert part == whole[: len(part)]
         assert all(s.stop <= prefix for s in part)
+
+
+def test_a_chapter_that_misses_its_target_is_corrected_ahead_and_the_book_is_not_rendered_again(
+    chunks: list[np.ndarray], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limiter and the codec take loudness the chunks' gain does not know of (chapter three's
+    last chunk peaks at 0.9): each chapter is decoded and corrected as it is encoded, so the
+    finished file meets the target at its first check and nothing is rendered twice."""
+    renders: list[object] = []
+    again = progressive_assembly.render_again
+    monkeypatch.setattr(progressive_assembly, "render_again", lambda *a, **k: renders.append(a) or again(*a, **k))
+    params = _params({"format": "mp3", "sampling_rate": 24000, "loudness_scope": "chapter", "lang": "en"})
+    layout = Layout(PAUSES, CHAPTERS)
+    objects, job_id = _new_book(tmp_path, "book")
+    for stop in (5, 9):  # chapter one done ahead, then chapter two
+        _write_chunks(objects, job_id, chunks, list(range(stop)))
+        timeline = Timeline.build(RATE, PAUSES[:stop], [len(c) for c in chunks[:stop]])
+        progressive_assembly.advance(objects, progressive_assembly.Book(job_id, layout, timeline, "mp3", 24000, assembly.TARGET_LUFS), workers=1)
+    _write_chunks(objects, job_id, chunks, [9, 10])
+    (tmp_path / "out").mkdir()
+    rendered = assembly.render(objects, job_id, params, tmp_path / "out", workers=1)
+
+    records = [json.loads(objects.get_bytes(k)) for k in sorted(objects.iter_keys(f"jobs/{job_id}/ahead/chapters/"))]
+    assert len(records) == 3 and all(r["checked"] for r in records)
+    assert any(len(r["tries"]) > 1 for r in records)  # a chapter missed at first: the check did something
+    assert renders == []
+    samples = _decode(rendered.audio)
+    for chapter in rendered.chapters:  # each chapter, as an independent meter reads the file
+        piece = samples[int(chapter.start * 24000) : int((chapter.end or 0) * 24000)].astype(np.float64)
+        assert pyloudnorm.Meter(24000).integrated_loudness(piece) == pytest.approx(assembly.TARGET_LUFS, abs=0.25)
