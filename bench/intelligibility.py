@@ -9,7 +9,8 @@ Tune on ``--set dev`` (``tests/data/intelligibility_dev.toml``, the default) and
 the text, what Whisper heard and the Kokoro phonemes the voice was given, so that a change is
 aimed at the sounds that fail instead of guessed. The last line is the score the test computes
 (error weighted by sentence length): ``RESULT <lang> <voice> <set> cer=<x> n=<sentences> pack=<pack> dtype=<dtype>`` (``--dtype``
-defaults to the test's ``auto``).
+defaults to the test's ``auto``), between two ``MACHINE`` lines (``bench.machine``: the CPU and
+the load before and after the voice was spoken, with the kernel set).
 Several speakers may be named at once (one model load); ``--pack`` replaces the catalog pack of
 every named speaker (``name=weight,...``; a pack name alone is that pack) and may be
 repeated to compare packs in one run; any of Kokoro v1.0's 54 packs may be named (the archive
@@ -101,6 +102,7 @@ def main() -> None:
             print("   ", phonemizer.phonemize(text))  # noqa: T201
         return
 
+    from bench.machine import describe
     from speech.engines.registry import load_engine
 
     catalog = Catalog.load()
@@ -112,6 +114,7 @@ def main() -> None:
         if pack:
             voice = dataclasses.replace(voice, pack=_pack(pack))
         engine = load_engine(voice, dtype=args.dtype)
+        print(describe("cpu", args.dtype), f"kernels={kernels}", flush=True)  # noqa: T201
         gap = np.zeros(int(0.25 * engine.sample_rate), dtype=np.float32)
         edits = 0.0
         total = 0
@@ -137,8 +140,10 @@ def main() -> None:
         label = pack or str(voice.pack)
         print(  # noqa: T201
             f"RESULT {args.lang} {speaker} {args.set} cer={edits / total:.3f} n={len(texts)}"
-            f" pack={label} dtype={args.dtype}"
+            f" pack={label} dtype={args.dtype}",
+            flush=True,
         )  # noqa: T201
+        print(describe("cpu", args.dtype), f"kernels={kernels}", flush=True)  # noqa: T201
 
 
 if __name__ == "__main__":

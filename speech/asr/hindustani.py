@@ -26,6 +26,7 @@ default threshold (``scoring.DEFAULT_THRESHOLD``) until ``bench/qa.py`` says oth
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Final
 
@@ -106,3 +107,84 @@ def skeleton(text: str) -> str:
         if sounds:
             out.append(sounds)
     return " ".join(out)
+
+
+# --- the consonant skeleton, for Hindi written in Latin letters -------------------------------
+#
+# Whisper base, forced to Hindi, now and then writes a sentence it understood in Latin letters,
+# as Hindi is romanised in chat ("krypya darwaza dhire se bhandkijiye" for कृपया दरवाज़ा धीरे से
+# बंद कीजिए). Romanisation has no fixed spelling of vowels, glides, aspiration or the nasal vowel
+# (dhire / dheere, kijiye / keejiye, bhand for बंद), so :func:`consonants` keeps only what every
+# spelling writes: the consonants, folded further than :func:`skeleton` folds them.
+
+_LATIN_UNITS: Final = re.compile(r"c?chh?|[kgjtdpbsr]h|.")
+# A consonant sound (a unit of the Latin letters above, or one of this module's letters) as the
+# skeleton's letter: aspiration dropped, c for ch, s for sh, the nukta letters as their twins,
+# the flaps ड़ and ढ़ as d, as romanised Hindi mostly spells them (ladka, padhte; Urdu's way,
+# larka, parhte, costs a letter), and the letters that romanisation uses for vowels and glides (y, w, v: kripya / krypya, o / w)
+# dropped with the vowels.
+_CONSONANT_FOLDS: Final = {
+    "kh": "k", "gh": "g", "ch": "c", "chh": "c", "jh": "j", "th": "t", "dh": "d", "ph": "p",
+    "bh": "b", "sh": "s", "rh": "r", "cch": "c", "cchh": "c", "c": "k", "cc": "k", "q": "k", "z": "j", "f": "p", "x": "ks",
+    "a": "", "e": "", "i": "", "o": "", "u": "", "y": "", "w": "", "v": "",
+}  # fmt: skip
+
+
+def _fold(sound: str) -> str:
+    return _CONSONANT_FOLDS.get(sound, sound)
+
+
+def _latin_consonants(word: str) -> str:
+    units = [_fold(unit) for unit in _LATIN_UNITS.findall(word) if unit.isalpha()]
+    # m before a labial is how romanisation writes the anusvara there (hamesha, but ambar / anbar)
+    return "".join(
+        "n" if unit == "m" and k + 1 < len(units) and units[k + 1][:1] in ("p", "b") else unit
+        for k, unit in enumerate(units)
+    )
+
+
+def _devanagari_consonants(word: str) -> str:
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFD", word):  # the nukta dropped: ड़ ढ़ as d, ज़ as j
+        if ch in _DEVANAGARI_CONSONANTS:
+            out.append(_fold(_DEVANAGARI_CONSONANTS[ch]))
+        elif ch in ("ृ", "ऋ"):
+            out.append("r")
+        elif ch in ("ं", "ँ"):
+            out.append("n")
+        elif ch == "ः":
+            out.append("h")
+        elif ch.isascii() and ch.isalpha():
+            out.append(ch)
+    return "".join(out)
+
+
+def _urdu_consonants(word: str) -> str:
+    # ھ (do chashmi he) writes aspiration after a consonant; alif, vav and ye are vowels or
+    # glides; a word's last he is mostly a vowel (دروازہ, کہ), as in :func:`skeleton`
+    if len(word) > 1 and word[-1] in "ہۂهۃة":
+        word = word[:-1]
+    return "".join(
+        "" if ch == "ھ" else _fold(_URDU.get(ch, ch if ch.isascii() and ch.isalpha() else "")) for ch in word
+    )
+
+
+def consonants(text: str) -> str:
+    """``text`` (Devanagari, Urdu or romanised Hindi) as its consonants alone, one Latin letter
+    each, without spaces: vowels, y, w and v, aspiration and the nukta dropped, sibilants as s,
+    dental and retroflex alike, ड़ and ढ़ as r, every nasal sign as n, a doubled consonant once.
+    Coarser than :func:`skeleton`: the comparison for a transcript in Latin letters, where
+    romanisation's free spelling of everything else would otherwise count as errors."""
+    out: list[str] = []
+    for word in unicodedata.normalize("NFKC", text).casefold().split():
+        devanagari = sum("\u0900" <= ch <= "\u097f" for ch in word)
+        arabic = sum("\u0600" <= ch <= "\u06ff" for ch in word)
+        latin = sum(ch.isascii() and ch.isalpha() for ch in word)
+        if devanagari >= max(arabic, latin) and devanagari:
+            out.append(_devanagari_consonants(word))
+        elif arabic >= latin and arabic:
+            out.append(_urdu_consonants(word))
+        else:
+            out.append(_latin_consonants(word))
+    letters = "".join(out)
+    return "".join(ch for k, ch in enumerate(letters) if k == 0 or ch != letters[k - 1])

@@ -37,6 +37,7 @@ HARAKAT: Final = frozenset(chr(c) for c in range(0x064B, 0x0653)) | {"\u0670"}
 
 
 SHADDA: Final = "\u0651"
+SUKUN: Final = "\u0652"
 _VOWEL_THEN_SHADDA: Final = re.compile("([\u064b-\u0650\u0652]+)\u0651")
 
 
@@ -63,10 +64,18 @@ def pausal(word: str) -> str:
     """``word`` as said before a pause (waqf): no final short vowel, tanween or sukun (the
     accusative's alif stays a long a), and ta marbuta as h. The diacritizer writes the case
     ending of every word; spoken at a pause it is a vowel no reader says, and Whisper base
-    heard the sentence's last word as another one (الْجُمُعَةِ as ألجمواتي)."""
-    word = _FINAL_VOWEL.sub("", word)
+    heard the sentence's last word as another one (الْجُمُعَةِ as ألجمواتي). A last kaf gets a
+    sukun (:func:`_silent_kaf`)."""
+    word = _silent_kaf(_FINAL_VOWEL.sub("", word))
     word = re.sub("\u064b(?=[اى]$)", "", word)
     return word[:-1] + "ه" if word.endswith("ة") else word
+
+
+def _silent_kaf(word: str) -> str:
+    """``word`` with a sukun on a last kaf left bare: eSpeak NG reads a bare final ك as the
+    pronoun -ka (مِعْطَفَك: miʕt̪ˈa.fakˌa, heard as متوفكا), and only ك (every letter
+    checked), so a word whose case ending was taken off would keep a vowel there after all."""
+    return word + SUKUN if word.endswith("ك") else word
 
 
 # A word followed by another word: inside the sentence.
@@ -80,10 +89,11 @@ def connected(word: str) -> str:
     أُرِيدَ for أُرِيدُ), and Whisper base heard each spoken ending as a letter of its own
     (يَوْمَ as يومة, حَوْلَ as حولة, بَارِدٌ as باردون). The accusative's -an before its alif
     stays: Whisper base writes it (كُوبًا heard as كوبا, said -aː as كبى). Words of two letters
-    (هُوَ, مَعَ, مِنَ, لَكَ) keep their vowel: it is part of the word, not an ending."""
+    (هُوَ, مَعَ, مِنَ, لَكَ) keep their vowel: it is part of the word, not an ending. A last kaf
+    whose vowel went gets a sukun (:func:`_silent_kaf`)."""
     if sum("\u0621" <= char <= "\u064a" for char in word) <= 2 or re.search("\u064b[اى]$", word):
         return word
-    return _FINAL_VOWEL.sub("", word)
+    return _silent_kaf(_FINAL_VOWEL.sub("", word))
 
 
 def for_espeak(text: str) -> str:

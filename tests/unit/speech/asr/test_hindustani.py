@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from speech.asr.hindustani import skeleton
+from speech.asr.hindustani import consonants, skeleton
 from speech.asr.scoring import score, threshold
 
 # Three sentences of our own and their Urdu spellings, as Whisper base writes Hindi speech.
@@ -49,3 +49,16 @@ def test_a_hindi_chunk_heard_in_devanagari_scores_as_before() -> None:
     text = " ".join(HINDI)
     assert score(text, text.replace("।", ""), "hi").rate == 0.0
     assert score(text, text.replace("गरम", "ठंडी"), "hi").rate > 0.0
+
+
+def test_the_consonant_skeleton_reads_hindi_in_any_of_its_three_scripts_alike() -> None:
+    """Romanised Hindi spells vowels, glides, aspiration and nasal vowels freely; the consonants
+    are what every spelling writes."""
+    devanagari = "कृपया दरवाज़ा धीरे से बंद कीजिए।"
+    assert consonants(devanagari) == "krpdrjdrsbndkj"
+    assert consonants("krypya darwaza dhire se bhandkijiye") == consonants(devanagari)
+    assert consonants("Kripya darvaaza dheere se band keejiye") == consonants(devanagari)
+    assert consonants("کرپیا دروازہ دھیرے سے بند کیجیے") == consonants(devanagari)
+    assert consonants("बच्चे हमेशा पढ़ते") == consonants("bacche hamesha padhte") == "bchmspdt"  # ड़ ढ़ as d
+    assert consonants("बहुत तुम्हारा") == consonants("bahut tumhara")  # ह after a vowel or a nasal stays
+    assert consonants("मेरा भाई हर सुबह") != consonants(devanagari)

@@ -19,6 +19,7 @@ from speech.text.arabic_vowels import (
     shadda_first,
     vowelize,
 )
+from speech.text.phonemize import default_phonemizer
 
 
 def test_unvowelled_words_get_their_vowels_and_keep_their_letters() -> None:
@@ -104,3 +105,20 @@ def test_words_inside_a_sentence_lose_their_case_ending() -> None:
     assert connected("مَعَ") == "مَعَ" and connected("هُوَ") == "هُوَ"
     out = for_espeak("كَتَبَ الْوَلَدُ رِسَالَةً طَوِيلَةً لِصَدِيقِهِ.")
     assert out.split() == ["كَتَب", "الْوَلَد", "رِسَالَة", "طَوِيلَة", "لِصَدِيقِه."], out
+
+
+def test_a_last_kaf_without_its_vowel_gets_a_sukun() -> None:
+    """eSpeak NG reads a bare final ك as the pronoun -ka (مِعْطَفَك: miʕt̪ˈa.fakˌa): the kaf that
+    lost its case vowel, before a pause or inside the sentence, is written with a sukun."""
+    assert pausal("مِعْطَفَكَ") == "مِعْطَفَكْ"
+    assert connected("بَيْتُكَ") == "بَيْتُكْ"
+    assert connected("لَكَ") == "لَكَ"  # a two-letter word keeps its vowel
+    assert for_espeak("فَلَا تَنْسَ مِعْطَفَكَ.") == "فَلَا تَنْس مِعْطَفَكْ."
+    assert pausal("الْمَلِكُ") == "الْمَلِكْ" and pausal("كَبِيرٌ") == "كَبِير"  # other letters: no sukun
+
+
+def test_espeak_reads_a_bare_final_kaf_with_a_vowel_and_a_sukun_without() -> None:
+    """What the rule above rests on (eSpeak NG, every letter tried: only ك)."""
+    espeak = default_phonemizer()
+    assert espeak.phonemize("مِعْطَفَك.", "ar").rstrip(".").endswith("a")
+    assert espeak.phonemize("مِعْطَفَكْ.", "ar").rstrip(".").endswith("k")
