@@ -19,8 +19,24 @@ What it does, through the product's own parts (``speech.asr``, ``scheduler.synth
 - Dropped sentence: each sentence in turn is left out of its chunk's audio (what
   ``tests.support.defects.DefectEngine`` does to a job), the text kept. Caught when the chunk
   fails. Garbled: the same with the garbled rendering in its place.
+- First look: the chunk's audio heard whole once (Whisper's one reading) and scored
+  (``speech.asr.score``); the ``RESULT clean``, ``dropped_sentence`` and ``garbled_3_words``
+  lines and the candidates score that reading alone, so a threshold is tuned on it.
+- Full path (``RESULT full_path``): the product's verdict (``scheduler.qa``). The chunk is heard
+  by ``speech.asr.listen`` with the sentence count ``scheduler.qa`` gives it (fewer stretches of
+  sound than sentences fail it; a failed reading is heard again sentence by sentence, and by a
+  second model where the language has one); a chunk that fails is rendered again sentence by
+  sentence and ``scheduler.qa.REDO_SLOWER`` slower and heard again, and what fails then is
+  flagged. The planted defect stays in the second rendering (the same sentence dropped, the same
+  words garbled), as ``DefectEngine`` plants it on every call: a defect that a second rendering
+  would mend is no miss. Sentences are rendered one call each at both renderings (a book job's
+  first rendering is one call for the chunk). Every reading ``listen`` took is kept in the dump
+  with the stretches of sound it found, and ``--replay`` judges them again with ``listen`` itself;
+  a trial whose first look passed when measured but fails under changed rules has no second
+  rendering to judge (``unknown``: measure it again).
 - CPU: process CPU seconds of the engine and of the recognizer (``time.process_time``, which
-  counts every thread), and their ratio.
+  counts every thread), and their ratio: the first look's reading against the first rendering,
+  and (``full_path_cpu``) every reading of the clean chunks' looks.
 
 The last lines are ``RESULT`` lines with the figures, after the ``MACHINE`` line. On a shared
 machine, CPU seconds still count only this process's work, but contention slows both sides; say
@@ -379,7 +395,10 @@ def report_full_path(run: dict[str, Any], keep: Any, clean_seconds: float, *, ve
     a second model where the language has one), and a chunk that still fails rendered again
     sentence by sentence, ``REDO_SLOWER`` slower, and heard again; what fails then is flagged. A
     planted defect is planted again in the second rendering."""
+    from scheduler.qa import spoken_sentences
+
     lang, rate = run["lang"], run.get("rate", 0)
+    by_count = 0  # drops whose first look had fewer stretches of sound than sentences (caught whatever was heard)
     tally: dict[str, list[int]] = {label: [0, 0, 0, 0] for label in ("clean", "dropped", "garbled")}  # trials, again, failed, unknown
     clean_cpu = 0.0  # the recogniser's CPU seconds on the clean chunks, every reading of every look
     for trial in run["trials"]:
@@ -396,6 +415,8 @@ def report_full_path(run: dict[str, Any], keep: Any, clean_seconds: float, *, ve
             continue
         counts[1] += verdict[0]
         counts[2] += verdict[1]
+        if label == "dropped":
+            by_count += len(trial["looks"][0]["spans"]) < spoken_sentences(trial["text"], lang)
         if verbose or verdict[1] == (label == "clean"):
             looks = trial["looks"]
             print(f"full path {label:8} {'FLAGGED' if verdict[1] else 'passes'} after {len(looks)} look(s)")  # noqa: T201
@@ -413,7 +434,7 @@ def report_full_path(run: dict[str, Any], keep: Any, clean_seconds: float, *, ve
     )
     print(  # noqa: T201
         f"RESULT full_path dropped_sentence caught={dropped[2]}/{dropped[0]} first_look={dropped[1]}"
-        f" unknown={dropped[3]} garbled_3_words caught={garbled[2]}/{garbled[0]} first_look={garbled[1]}"
+        f" unknown={dropped[3]} by_count={by_count} garbled_3_words caught={garbled[2]}/{garbled[0]} first_look={garbled[1]}"
         f" unknown={garbled[3]}"
     )
     cpu = run["cpu"]

@@ -123,7 +123,7 @@ def test_the_full_path_renders_a_failed_chunk_again_and_keeps_a_planted_drop(
     assert "caught=4/4" in _result(out, "dropped_sentence")
     full = _result(out, "full_path clean")
     assert "chunks=2 rendered_again=2 false_alarms=0" in full and "unknown=0" in full
-    assert "caught=4/4 first_look=4 unknown=0" in _result(out, "full_path dropped_sentence")
+    assert "caught=4/4 first_look=4 unknown=0 by_count=4" in _result(out, "full_path dropped_sentence")
     # three words garbled are under the rules (that rule is off), but the garble is said again
     assert "garbled_3_words caught=0/1 first_look=1" in _result(out, "full_path dropped_sentence")
     (garbled,) = [trial for trial in run["trials"] if trial["label"] == "garbled"]
