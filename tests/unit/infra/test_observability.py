@@ -40,6 +40,7 @@ METRIC = re.compile(r"\blector_[a-z_]+\b")
 def exported_series() -> set[str]:
     """Every series name lector's processes export: the registered metrics of the API, the
     engines and the model service, and the API's scrape-time job collector."""
+    import facade.billing_metric  # noqa: F401 - registers the characters-billed counter
     import facade.metrics
     import facade.model_service.metrics  # noqa: F401 - registers the batch-size histogram
     import lector.engine_metrics  # noqa: F401 - registers the engine metrics
