@@ -120,6 +120,17 @@ def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:
     return Verdict([levels.loudness(s.start_s, s.end_s) for s in parts], levels.true_peak_dbfs)
 
 
+def secant_gain_db(past: Sequence[tuple[float, float]], target_lufs: float) -> float:
+    """The gain (dB) that should bring a span to ``target_lufs``, from its renders' (gain dB,
+    decoded LUFS): a secant over the last two, slope 1 after one render."""
+    gain_db, loudness = past[-1]
+    slope = 1.0
+    if len(past) >= 2 and abs(past[-1][0] - past[-2][0]) > 1e-6:
+        slope = (past[-1][1] - past[-2][1]) / (past[-1][0] - past[-2][0])
+        slope = min(max(slope, SLOPE_RANGE[0]), SLOPE_RANGE[1])
+    return gain_db + (target_lufs - loudness) / slope
+
+
 @dataclass
 class Corrector:
     """Each span's history of (gain dB, decoded loudness) and the limiter's extra headroom."""
@@ -140,12 +151,7 @@ class Corrector:
         for span, past, loudness in zip(self.parts, self.history, seen.loudness, strict=True):
             if not math.isfinite(loudness) or span.stop <= span.first:
                 continue
-            gain_db = 20 * math.log10(max(gains[span.first], 1e-9))
-            past.append((gain_db, loudness))
-            slope = 1.0
-            if len(past) >= 2 and abs(past[-1][0] - past[-2][0]) > 1e-6:
-                slope = (past[-1][1] - past[-2][1]) / (past[-1][0] - past[-2][0])
-                slope = min(max(slope, SLOPE_RANGE[0]), SLOPE_RANGE[1])
-            new_gain = float(10 ** ((gain_db + (self.target_lufs - loudness) / slope) / 20))
+            past.append((20 * math.log10(max(gains[span.first], 1e-9)), loudness))
+            new_gain = float(10 ** (secant_gain_db(past, self.target_lufs) / 20))
             gains[span.first : span.stop] = [new_gain] * (span.stop - span.first)
         return Measured(levels.timeline, levels.peaks, gains, limiter_ceiling(self.fmt, self.extra_db))

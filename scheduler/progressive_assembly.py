@@ -36,7 +36,7 @@ from typing import Final
 import numpy as np
 
 from books import parallel
-from books.conformance import AIM_LU, SLOPE_RANGE, limiter_ceiling
+from books.conformance import AIM_LU, limiter_ceiling, secant_gain_db
 from books.layout import Layout
 from books.rendering import (
     Measured,
@@ -279,14 +279,11 @@ def _check_chapters(objects: ObjectStore, book: Book) -> bool:
 def _corrected(tries: Sequence[Sequence[float]], target_lufs: float) -> int | None:
     """The next gain (tenths of a dB) after ``tries`` of (gain tenths, decoded LUFS); None when
     the last try is within ``AIM_LU`` or measured nothing (silence)."""
-    gain, loudness = float(tries[-1][0]), float(tries[-1][1])
+    loudness = float(tries[-1][1])
     if not math.isfinite(loudness) or abs(loudness - target_lufs) <= AIM_LU:
         return None
-    slope = 1.0
-    if len(tries) >= 2 and tries[-1][0] != tries[-2][0]:
-        slope = (float(tries[-1][1]) - float(tries[-2][1])) / ((float(tries[-1][0]) - float(tries[-2][0])) * GAIN_STEP_DB)
-        slope = min(max(slope, SLOPE_RANGE[0]), SLOPE_RANGE[1])
-    return round(gain + (target_lufs - loudness) / slope / GAIN_STEP_DB)
+    past = [(float(tenths) * GAIN_STEP_DB, float(lufs)) for tenths, lufs in tries]
+    return round(secant_gain_db(past, target_lufs) / GAIN_STEP_DB)
 
 
 def _decoded_loudness(
