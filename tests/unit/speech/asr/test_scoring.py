@@ -62,6 +62,17 @@ def test_an_apostrophe_keeps_a_word_whole_and_its_misreading_still_counts() -> N
     assert score("Yes, ma\u2019am, all.", "Yes, man, all.", "en").rate == pytest.approx(1 / 3)
 
 
+def test_a_contraction_is_one_word_whichever_way_it_is_written() -> None:
+    """"him" heard as "I'm" is one word misheard; counted as "i am" it was two, and a clean line
+    of the novel (two words of eleven misheard) failed at 3 of 11."""
+    line = "And do not you think him a very handsome gentleman, ma\u2019am?"
+    heard = "And don't you think I'm a very handsome gentleman, man."
+    result = score(line, heard, "en")
+    assert result.reference_tokens == 10 and result.rate == pytest.approx(2 / 10)
+    assert not result.fails(threshold("en"))
+    assert normalise("I cannot go.", "en") == normalise("I can't go.", "en") == normalise("I can not go.", "en")
+
+
 def test_a_dropped_sentence_fails_the_chunk_though_its_word_error_rate_is_low() -> None:
     result = score(CHUNK, CHUNK.replace(SECOND, ""), "en")
     assert result.rate < threshold("en").rate  # the rate alone would pass it
