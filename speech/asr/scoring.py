@@ -11,7 +11,8 @@ ear cannot hear are not errors:
   one wrong letter as hard as a missing word): NFKC, case-folded, no punctuation, symbols or
   spaces, plus per-script folds for spellings Whisper varies on (Arabic hamza seats and harakat,
   Japanese as its hiragana reading). Hindi is compared as a sound skeleton of either script
-  (:mod:`speech.asr.hindustani`): Whisper base writes Hindi speech mostly in Urdu script.
+  (:mod:`speech.asr.hindustani`): Whisper base writes Hindi speech mostly in Urdu script, and
+  now and then in Latin letters, which are compared as consonants (:func:`_romanised_hindi_score`).
 
 A chunk fails on either of two rules, calibrated by ``bench/qa.py`` (English, ``joe``: no clean
 chunk over a word error rate of 0.11 or with more than one word missing in a row; all 64
@@ -48,7 +49,9 @@ from typing import Any, Final
 
 from num2words import num2words
 
-from speech.asr.hindustani import skeleton
+from speech.asr.hindustani import consonants, skeleton
+from speech.asr.language import romanised_hindi
+from speech.asr.script import script
 
 WORD_LANGS: Final = frozenset({"en"})
 #: The rate rule wants at least this many edits: in a chunk of two to four words (a line of
@@ -188,28 +191,6 @@ _URDU_FOLDS: Final = str.maketrans(
 _URDU_SOUND_FOLDS: Final = str.maketrans(
     {"ث": "س", "ص": "س", "ط": "ت", "ذ": "ز", "ض": "ز", "ظ": "ز", "ح": "ہ", "ق": "ک", "ع": "ا"}
 )
-
-
-def script(text: str) -> str:
-    """The script most letters of ``text`` are in: ``latin``, ``arabic``, ``devanagari``,
-    ``japanese`` or ``other`` (``""`` for text without letters)."""
-    counts: dict[str, int] = {}
-    for ch in text:
-        if not ch.isalpha():
-            continue
-        name = unicodedata.name(ch, "")
-        if name.startswith("LATIN"):
-            key = "latin"
-        elif name.startswith("ARABIC"):
-            key = "arabic"
-        elif name.startswith("DEVANAGARI"):
-            key = "devanagari"
-        elif name.startswith(("CJK", "HIRAGANA", "KATAKANA")):
-            key = "japanese"
-        else:
-            key = "other"
-        counts[key] = counts.get(key, 0) + 1
-    return max(counts, key=counts.__getitem__) if counts else ""
 
 
 @functools.cache
@@ -375,6 +356,24 @@ def words(text: str, lang: str) -> list[str]:
     return [word for word in (characters(piece, lang) for piece in text.split()) if word]
 
 
+def _consonant_words(text: str) -> list[str]:
+    return [word for word in (consonants(piece) for piece in text.split()) if word]
+
+
+def _romanised_hindi_score(reference: str, heard: str) -> Score:
+    """A Hindi chunk heard as Hindi in Latin letters (``speech.asr.language.romanised_hindi``),
+    compared as consonants on both sides (``speech.asr.hindustani.consonants``): romanisation
+    spells vowels, glides, aspiration and nasal vowels as it likes, and the recogniser's spelling
+    of what it understood is not the voice's error. The rate is over the reference's consonants,
+    runs over its words; a transcript of other words still scores far over the threshold."""
+    ref, hyp = list(consonants(reference)), list(consonants(heard))
+    if not ref:
+        return Score("cer", 0.0, 0, 0, 0)
+    edits, _, _ = align(ref, hyp)
+    _, run, wrong = align(_consonant_words(reference), _consonant_words(heard))
+    return Score("cer", edits / len(ref), run, len(ref), wrong)
+
+
 def score(reference: str, heard: str, lang: str) -> Score:
     """The chunk's error rate and longest unheard run; an empty reference scores zero.
 
@@ -393,7 +392,10 @@ def score(reference: str, heard: str, lang: str) -> Score:
     edits, run, wrong = align(ref, hyp, splits=lang in WORD_LANGS)
     if lang not in WORD_LANGS and lang not in CHARACTER_RUN_LANGS:
         _, run, wrong = align(words(reference, lang), words(heard, lang))
-    return Score(metric, edits / len(ref), run, len(ref), wrong)
+    result = Score(metric, edits / len(ref), run, len(ref), wrong)
+    if lang == "hi" and romanised_hindi(heard):
+        return min(result, _romanised_hindi_score(reference, heard), key=lambda s: (s.rate, s.missing_run))
+    return result
 
 
 def _same_word(a: str, b: str) -> bool:

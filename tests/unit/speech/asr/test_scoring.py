@@ -216,3 +216,23 @@ def test_a_split_counts_only_where_the_joined_words_are_the_word() -> None:
     # a dropped sentence is still a run of missing words, splits or not
     text = "She smiled. It is a truth universally acknowledged by all. He uncommonly fast."
     assert score(text, "She smiled. He in commonly fast.", "en").missing_run == 8
+
+
+# A held-out sentence and the romanised Hindi Whisper base wrote for priya's speech of it.
+DOOR = "कृपया दरवाज़ा धीरे से बंद कीजिए।"
+
+
+def test_hindi_heard_in_latin_letters_passes_as_its_consonants() -> None:
+    """The QA check does not fail a chunk the recogniser understood and romanised."""
+    for heard in ("krypya darwaza dhire se bhandkijiye", "Krippya Darwaza Dhire Se Bandh Kijie"):
+        result = score(DOOR, heard, "hi")
+        assert result.rate == 0.0, (heard, result)
+        assert result.missing_run <= 1, (heard, result)  # "bhandkijiye" is two words run together
+        assert not result.fails(threshold("hi"))
+
+
+def test_other_words_or_a_translation_in_latin_letters_still_fail_hindi() -> None:
+    for heard in ("mera bhai har subah park mein daudne jata hai", "Please close the door slowly.", ""):
+        assert score(DOOR, heard, "hi").fails(threshold("hi")), heard
+    dropped = score(DOOR + " मेरा भाई हर सुबह पार्क में दौड़ने जाता है।", "krypya darwaza dhire se bhandkijiye", "hi")
+    assert dropped.missing_run >= 6 and dropped.fails(threshold("hi"))  # a sentence left out is still caught
