@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -110,7 +111,17 @@ class WhisperRecognizer:
         return hear(self._model(name), audio, lang, beam_size)
 
 
-def hear(model: Any, audio: np.ndarray, lang: str, beam_size: int) -> str:
+class Segment(Protocol):
+    text: str
+
+
+class Transcriber(Protocol):
+    """What :func:`hear` asks of a model: faster-whisper's ``WhisperModel.transcribe``."""
+
+    def transcribe(self, audio: np.ndarray, **options: object) -> tuple[Iterable[Segment], object]: ...
+
+
+def hear(model: Transcriber, audio: np.ndarray, lang: str, beam_size: int) -> str:
     """What a faster-whisper ``model`` heard in 16 kHz ``audio``, with the language forced to
     ``lang``, decoded again with :data:`~speech.asr.language.PROMPTS` where the first reading is
     not in the language (the module docstring); otherwise the first reading counts, so a voice
@@ -123,7 +134,7 @@ def hear(model: Any, audio: np.ndarray, lang: str, beam_size: int) -> str:
     return heard
 
 
-def _decode(model: Any, audio: np.ndarray, lang: str, beam_size: int, prompt: str | None) -> str:
+def _decode(model: Transcriber, audio: np.ndarray, lang: str, beam_size: int, prompt: str | None) -> str:
     try:
         segments, _ = model.transcribe(
             audio,

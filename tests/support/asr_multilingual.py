@@ -47,12 +47,13 @@ from speech.asr import models, scoring
 from speech.asr.hindustani import consonants
 from speech.asr.language import romanised_hindi
 from speech.asr.recognizer import hear
+from speech.asr.script import script as script_of
 from speech.audio.resample import resample
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "intelligibility.toml"
 LANGUAGES = ("en", "es", "fr", "pt", "de", "ja", "ar", "hi", "it", "nl")
-script = scoring.script  # which script a transcript is in (Hindi: Urdu or Devanagari)
+script = script_of  # which script a transcript is in (Hindi: Urdu or Devanagari)
 
 _lock = threading.Lock()
 
