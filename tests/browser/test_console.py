@@ -22,6 +22,7 @@ import pytest
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.browser.conftest import ADMIN_TOKEN, ARTIFACTS, Console
+from tests.fixtures.stack import make_key
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -714,6 +715,82 @@ def test_an_admin_creates_a_key_and_sees_it_once(console: Console) -> None:
     assert (mine["wsConnectionsPerMinute"], mine["status"]) == (7, "disabled")
     refused = httpx.get(f"{console.stack.api_url}/v1/usage", headers={"Authorization": f"Bearer {key}"})
     assert refused.status_code == 401
+
+
+# Holds back every answer to a request made with one key (a slow network, a busy server) by the
+# given milliseconds: the page's own fetch, wrapped in the browser.
+LATE_FOR_KEY = """
+const [key, ms] = arguments;
+const plain = window.__plainFetch || window.fetch;
+window.__plainFetch = plain;
+window.fetch = async (path, options = {}) => {
+  const response = await plain(path, options);
+  const auth = (options.headers || {}).Authorization || "";
+  if (auth === `Bearer ${key}`) await new Promise((done) => setTimeout(done, ms));
+  return response;
+};
+"""
+
+
+def test_a_late_answer_for_the_previous_key_never_replaces_the_new_keys_jobs(console: Console, pg_url: str) -> None:
+    """Refresh with one key, then with another before the first answer came: the page shows the
+    second key's jobs, whenever the first answer lands (it once showed the previous account's)."""
+    old, new = console.api_key, make_key(pg_url, "console-late")
+    auth = {"Authorization": f"Bearer {old}"}
+    if not httpx.get(f"{console.stack.api_url}/v1/jobs?limit=1", headers=auth, timeout=30).json()["jobs"]:
+        submitted = httpx.post(
+            f"{console.stack.api_url}/v1/jobs", headers=auth, json={"text": "One line.", "speaker": "joe"}, timeout=30
+        )
+        assert submitted.status_code == 202, submitted.text  # the previous key's list is not empty
+    open_page(console, "books")
+    console.driver.execute_script(LATE_FOR_KEY, old, 1500)
+    try:
+        fill(console, "API key", old)
+        control(console, "Refresh").click()
+        fill(console, "API key", new)
+        control(console, "Refresh").click()
+        shown = "const e = document.getElementById('jobs-empty'); return !e.hidden && e.textContent"
+        wait_for(console, shown, 10, "no empty jobs list for the new key")
+        time.sleep(2.0)  # past the previous key's late answer
+        assert console.driver.execute_script(shown), "the previous key's late answer replaced the new key's list"
+        assert not console.driver.execute_script("return document.querySelectorAll('#jobs-body tr[data-job]').length")
+    finally:
+        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
+        fill(console, "API key", old)
+
+
+def test_a_late_usage_report_for_the_previous_key_never_replaces_the_new_keys(console: Console, pg_url: str) -> None:
+    """The usage page keeps the latest key's report too: the new account has used nothing."""
+    old, new = console.api_key, make_key(pg_url, "console-late-usage")
+    auth = {"Authorization": f"Bearer {old}"}
+
+    def used() -> int:
+        report = httpx.get(f"{console.stack.api_url}/v1/usage", params={"from": "2020-01-01"}, headers=auth, timeout=30)
+        return int(report.json()["total"]["characters"])
+
+    if not used():
+        submitted = httpx.post(
+            f"{console.stack.api_url}/v1/jobs", headers=auth, json={"text": "One line.", "speaker": "joe"}, timeout=30
+        )
+        assert submitted.status_code == 202, submitted.text
+        deadline = time.monotonic() + 60
+        while not used() and time.monotonic() < deadline:
+            time.sleep(0.5)
+    assert used() > 0  # the previous key's report is not the new one's
+    open_page(console, "usage")
+    console.driver.execute_script(LATE_FOR_KEY, old, 1500)
+    total = "Number(document.getElementById('usage-total').dataset.value ?? NaN)"
+    try:
+        fill(console, "API key", old)
+        control(console, "Show usage").click()
+        fill(console, "API key", new)
+        control(console, "Show usage").click()
+        wait_for(console, f"return ({total}) === 0", 10, "no empty report for the new key")
+        time.sleep(2.0)  # past the previous key's late answer
+        assert console.driver.execute_script(f"return {total}") == 0, "the previous key's late report replaced the new key's"
+    finally:
+        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
+        fill(console, "API key", old)
 
 
 def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console) -> None:

@@ -34,7 +34,12 @@ export function initBooks() {
   let following = null;
   let timer = null;
 
+  // Calls overlap (the page shown, Refresh, a job that finished): only the latest one's answer
+  // is drawn, so a slow answer for the key before a change never replaces the new key's list.
+  let listing = 0;
+
   async function listJobs() {
+    const call = ++listing;
     if (!secrets.apiKey) {
       ui.list.replaceChildren();
       ui.empty.textContent = "Paste your API key at the top to see your jobs.";
@@ -47,6 +52,7 @@ export function initBooks() {
     }
     try {
       const { jobs } = await json("/v1/jobs?limit=20");
+      if (call !== listing) return;
       ui.empty.textContent = "No jobs yet: submit one above.";
       ui.empty.hidden = jobs.length > 0;
       ui.list.replaceChildren(...jobs.map((job) => {
@@ -62,6 +68,7 @@ export function initBooks() {
             : ACTIVE.has(job.status) ? el("button", { type: "button", text: "Follow", onclick: () => follow(job) }) : null));
       }));
     } catch (exc) {
+      if (call !== listing) return;
       ui.list.replaceChildren();
       ui.empty.hidden = true;
       showError(ui.error, message(exc));

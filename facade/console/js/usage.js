@@ -40,7 +40,11 @@ export function initUsage() {
 
   const query = (groupBy) => new URLSearchParams({ ...period(ui.from, ui.to), groupBy }).toString();
 
+  // Only the latest load's answer is drawn (see books.js: overlapping calls, a changed key).
+  let loading = 0;
+
   async function load() {
+    const call = ++loading;
     showError(ui.error, "");
     if (!secrets.apiKey) {
       ui.chart.replaceChildren(el("p", { class: "empty", text: "Paste your API key at the top to see your usage." }));
@@ -52,6 +56,7 @@ export function initUsage() {
     if (!ui.chart.firstChild) ui.chart.append(el("p", { class: "empty", text: "Loading…" }));
     try {
       const report = await json(`/v1/usage?${query("day,model")}`);
+      if (call !== loading) return;
       ui.total.textContent = formatNumber(report.total.characters);
       ui.total.dataset.value = String(report.total.characters);
       ui.seconds.textContent = report.total.audioSeconds.toFixed(1);
@@ -64,6 +69,7 @@ export function initUsage() {
       ui.chart.removeAttribute("aria-busy");
       if (!report.rows.length) ui.body.append(el("tr", {}, el("td", { colspan: 5, class: "empty", text: "No usage in this period." })));
     } catch (exc) {
+      if (call !== loading) return;
       ui.total.textContent = "–";
       ui.chart.replaceChildren();
       ui.chart.removeAttribute("aria-busy");
