@@ -717,8 +717,9 @@ def test_an_admin_creates_a_key_and_sees_it_once(console: Console) -> None:
     assert refused.status_code == 401
 
 
-# Holds back every answer to a request made with one key (a slow network, a busy server) by the
-# given milliseconds: the page's own fetch, wrapped in the browser.
+# Holds back every answer to a request made with one key, or to a path that contains the given
+# text (a slow network, a busy server) by the given milliseconds: the page's own fetch, wrapped
+# in the browser.
 LATE_FOR_KEY = """
 const [key, ms] = arguments;
 const plain = window.__plainFetch || window.fetch;
@@ -726,7 +727,7 @@ window.__plainFetch = plain;
 window.fetch = async (path, options = {}) => {
   const response = await plain(path, options);
   const auth = (options.headers || {}).Authorization || "";
-  if (auth === `Bearer ${key}`) await new Promise((done) => setTimeout(done, ms));
+  if (auth === `Bearer ${key}` || String(path).includes(key)) await new Promise((done) => setTimeout(done, ms));
   return response;
 };
 """
@@ -791,6 +792,38 @@ def test_a_late_usage_report_for_the_previous_key_never_replaces_the_new_keys(co
     finally:
         console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
         fill(console, "API key", old)
+
+
+def test_a_late_key_list_for_the_previous_account_never_replaces_the_new_ones(console: Console, pg_url: str) -> None:
+    """The admin's key list shows the account picked last, whenever the previous one's answer lands."""
+    new_key = make_key(pg_url, "console-late-keys")
+
+    def account_of(key: str) -> str:
+        report = httpx.get(
+            f"{console.stack.api_url}/v1/usage", params={"from": "2020-01-01"},
+            headers={"Authorization": f"Bearer {key}"}, timeout=30,
+        )
+        return str(report.json()["account"])
+
+    old_account, new_account = account_of(console.api_key), account_of(new_key)
+    open_page(console, "admin")
+    fill(console, "Admin token", ADMIN_TOKEN)
+    control(console, "Open").click()
+    wait_for(console, f"return !!document.querySelector('tr[data-account=\"{new_account}\"]')", 10, "account not listed")
+    console.driver.execute_script(LATE_FOR_KEY, f"/accounts/{old_account}/keys", 1500)
+    row = "return !!document.querySelector('#keys-body tr[data-prefix^=\"%s\"]')"
+    try:
+        picker = Select(control(console, "Key account"))
+        picker.select_by_value(new_account)  # so that picking the old one below is a change
+        wait_for(console, row % new_key[:8], 10, "the new account's key not listed")
+        picker.select_by_value(old_account)
+        picker.select_by_value(new_account)
+        wait_for(console, row % new_key[:8], 10, "the new account's key not listed")
+        time.sleep(2.0)  # past the previous account's late answer
+        assert console.driver.execute_script(row % new_key[:8]), "the previous account's late list replaced it"
+        assert not console.driver.execute_script(row % console.api_key[:8])
+    finally:
+        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
 
 
 def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console) -> None:

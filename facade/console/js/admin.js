@@ -67,6 +67,7 @@ export function initAdmin() {
     const account = ui.keyAccount.value;
     if (!account) { ui.keys.replaceChildren(); return; }
     const { keys } = await admin(`/admin/accounts/${encodeURIComponent(account)}/keys`);
+    if (ui.keyAccount.value !== account) return; // another account was picked meanwhile: its call draws
     ui.keys.replaceChildren(...keys.map((k) => el("tr", { "data-prefix": k.prefix },
       el("td", { class: "mono", text: `${k.prefix}…` }), el("td", { text: k.name }),
       el("td", { text: k.createdAt ? new Date(k.createdAt).toLocaleDateString() : "" }),
