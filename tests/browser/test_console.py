@@ -826,6 +826,32 @@ def test_a_late_key_list_for_the_previous_account_never_replaces_the_new_ones(co
         console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
 
 
+def test_a_late_lexicon_list_for_the_previous_key_never_replaces_the_new_keys(console: Console, pg_url: str) -> None:
+    """The lexicons page shows the latest key's lexicons: the new account has none."""
+    old, new = console.api_key, make_key(pg_url, "console-late-lexicons")
+    api, auth = f"{console.stack.api_url}/v1/lexicons", {"Authorization": f"Bearer {old}"}
+    saved = httpx.put(
+        f"{api}/late", headers=auth, timeout=30,
+        content=PLS_PAGE.format("<lexeme><grapheme>NYC</grapheme><alias>New York City</alias></lexeme>"),
+    )
+    assert saved.is_success, saved.text  # the previous key's list is not empty
+    open_page(console, "lexicons")
+    console.driver.execute_script(LATE_FOR_KEY, old, 1500)
+    empty = "return !document.getElementById('lexicons-empty').hidden && !document.querySelector('#lexicons-body tr')"
+    try:
+        fill(console, "API key", old)
+        control(console, "Refresh").click()
+        fill(console, "API key", new)
+        control(console, "Refresh").click()
+        wait_for(console, empty, 10, "no empty lexicon list for the new key")
+        time.sleep(2.0)  # past the previous key's late answer
+        assert console.driver.execute_script(empty), "the previous key's late list replaced the new key's"
+    finally:
+        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
+        fill(console, "API key", old)
+        httpx.delete(f"{api}/late", headers=auth, timeout=30)
+
+
 def test_the_admin_usage_charts_and_csv_equal_the_admin_report(console: Console) -> None:
     # The page's resource timings are read below; the browser keeps 250 by default, and the
     # earlier tests' polling on this page can fill that before the admin requests are made (a

@@ -20,11 +20,16 @@ export function initLexicons() {
   };
   if (!ui.content.value) ui.content.value = EXAMPLE;
 
+  // Only the latest call's answer is drawn (see books.js: overlapping calls, a changed key).
+  let listing = 0;
+
   async function list() {
+    const call = ++listing;
     showError(ui.error, "");
     if (!ui.list.isConnected) return;
     try {
       const { lexicons } = await json("/v1/lexicons");
+      if (call !== listing) return;
       ui.empty.hidden = lexicons.length > 0;
       ui.list.replaceChildren(...lexicons.map((lex) => el("tr", { "data-lexicon": lex.name },
         el("td", { class: "mono", text: lex.name }),
@@ -36,6 +41,7 @@ export function initLexicons() {
           el("button", { type: "button", class: "danger", text: "Delete", "aria-label": `Delete lexicon ${lex.name}`,
             onclick: () => remove(lex.name) }))))));
     } catch (exc) {
+      if (call !== listing) return;
       ui.list.replaceChildren();
       showError(ui.error, message(exc));
     }
