@@ -12,7 +12,8 @@ import json
 import re
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -731,6 +732,34 @@ window.fetch = async (path, options = {}) => {
   return response;
 };
 """
+LATE_MS = 1500
+
+
+@contextmanager
+def answers_held_back(console: Console, match: str) -> Iterator[None]:
+    """The page's answers to ``match`` (a key, or part of a path) arrive ``LATE_MS`` late."""
+    console.driver.execute_script(LATE_FOR_KEY, match, LATE_MS)
+    try:
+        yield
+    finally:
+        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
+
+
+def asked_with_each_key_in_turn(console: Console, button: str, old: str, new: str, shown: str, what: str) -> None:
+    """Press ``button`` with the ``old`` key (its answer held back), then with ``new``: the page
+    shows ``shown`` (a script that is truthy for the new key's answer) once the new answer is in,
+    and still after the old one has landed. The tab's key is ``old`` again afterwards."""
+    try:
+        with answers_held_back(console, old):
+            fill(console, "API key", old)
+            control(console, button).click()
+            fill(console, "API key", new)
+            control(console, button).click()
+            wait_for(console, shown, 10, f"no {what} for the new key")
+            time.sleep(LATE_MS / 1000 + 0.5)  # past the previous key's late answer
+            assert console.driver.execute_script(shown), f"the previous key's late answer replaced the new key's {what}"
+    finally:
+        fill(console, "API key", old)
 
 
 def test_a_late_answer_for_the_previous_key_never_replaces_the_new_keys_jobs(console: Console, pg_url: str) -> None:
@@ -744,20 +773,11 @@ def test_a_late_answer_for_the_previous_key_never_replaces_the_new_keys_jobs(con
         )
         assert submitted.status_code == 202, submitted.text  # the previous key's list is not empty
     open_page(console, "books")
-    console.driver.execute_script(LATE_FOR_KEY, old, 1500)
-    try:
-        fill(console, "API key", old)
-        control(console, "Refresh").click()
-        fill(console, "API key", new)
-        control(console, "Refresh").click()
-        shown = "const e = document.getElementById('jobs-empty'); return !e.hidden && e.textContent"
-        wait_for(console, shown, 10, "no empty jobs list for the new key")
-        time.sleep(2.0)  # past the previous key's late answer
-        assert console.driver.execute_script(shown), "the previous key's late answer replaced the new key's list"
-        assert not console.driver.execute_script("return document.querySelectorAll('#jobs-body tr[data-job]').length")
-    finally:
-        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
-        fill(console, "API key", old)
+    empty = (
+        "const e = document.getElementById('jobs-empty');"
+        " return !e.hidden && !document.querySelector('#jobs-body tr[data-job]') && e.textContent"
+    )
+    asked_with_each_key_in_turn(console, "Refresh", old, new, empty, "empty jobs list")
 
 
 def test_a_late_usage_report_for_the_previous_key_never_replaces_the_new_keys(console: Console, pg_url: str) -> None:
@@ -779,19 +799,8 @@ def test_a_late_usage_report_for_the_previous_key_never_replaces_the_new_keys(co
             time.sleep(0.5)
     assert used() > 0  # the previous key's report is not the new one's
     open_page(console, "usage")
-    console.driver.execute_script(LATE_FOR_KEY, old, 1500)
-    total = "Number(document.getElementById('usage-total').dataset.value ?? NaN)"
-    try:
-        fill(console, "API key", old)
-        control(console, "Show usage").click()
-        fill(console, "API key", new)
-        control(console, "Show usage").click()
-        wait_for(console, f"return ({total}) === 0", 10, "no empty report for the new key")
-        time.sleep(2.0)  # past the previous key's late answer
-        assert console.driver.execute_script(f"return {total}") == 0, "the previous key's late report replaced the new key's"
-    finally:
-        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
-        fill(console, "API key", old)
+    nothing_used = "return Number(document.getElementById('usage-total').dataset.value ?? NaN) === 0"
+    asked_with_each_key_in_turn(console, "Show usage", old, new, nothing_used, "empty usage report")
 
 
 def test_a_late_key_list_for_the_previous_account_never_replaces_the_new_ones(console: Console, pg_url: str) -> None:
@@ -810,20 +819,17 @@ def test_a_late_key_list_for_the_previous_account_never_replaces_the_new_ones(co
     fill(console, "Admin token", ADMIN_TOKEN)
     control(console, "Open").click()
     wait_for(console, f"return !!document.querySelector('tr[data-account=\"{new_account}\"]')", 10, "account not listed")
-    console.driver.execute_script(LATE_FOR_KEY, f"/accounts/{old_account}/keys", 1500)
     row = "return !!document.querySelector('#keys-body tr[data-prefix^=\"%s\"]')"
-    try:
+    with answers_held_back(console, f"/accounts/{old_account}/keys"):
         picker = Select(control(console, "Key account"))
         picker.select_by_value(new_account)  # so that picking the old one below is a change
         wait_for(console, row % new_key[:8], 10, "the new account's key not listed")
         picker.select_by_value(old_account)
         picker.select_by_value(new_account)
         wait_for(console, row % new_key[:8], 10, "the new account's key not listed")
-        time.sleep(2.0)  # past the previous account's late answer
+        time.sleep(LATE_MS / 1000 + 0.5)  # past the previous account's late answer
         assert console.driver.execute_script(row % new_key[:8]), "the previous account's late list replaced it"
         assert not console.driver.execute_script(row % console.api_key[:8])
-    finally:
-        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
 
 
 def test_a_late_lexicon_list_for_the_previous_key_never_replaces_the_new_keys(console: Console, pg_url: str) -> None:
@@ -836,19 +842,10 @@ def test_a_late_lexicon_list_for_the_previous_key_never_replaces_the_new_keys(co
     )
     assert saved.is_success, saved.text  # the previous key's list is not empty
     open_page(console, "lexicons")
-    console.driver.execute_script(LATE_FOR_KEY, old, 1500)
     empty = "return !document.getElementById('lexicons-empty').hidden && !document.querySelector('#lexicons-body tr')"
     try:
-        fill(console, "API key", old)
-        control(console, "Refresh").click()
-        fill(console, "API key", new)
-        control(console, "Refresh").click()
-        wait_for(console, empty, 10, "no empty lexicon list for the new key")
-        time.sleep(2.0)  # past the previous key's late answer
-        assert console.driver.execute_script(empty), "the previous key's late list replaced the new key's"
+        asked_with_each_key_in_turn(console, "Refresh", old, new, empty, "empty lexicon list")
     finally:
-        console.driver.execute_script("if (window.__plainFetch) window.fetch = window.__plainFetch;")
-        fill(console, "API key", old)
         httpx.delete(f"{api}/late", headers=auth, timeout=30)
 
 

@@ -20,7 +20,7 @@ Hindi and Urdu are one spoken language in two scripts and Whisper base, forced t
 writes Urdu script (a Devanagari prompt flips it to Devanagari but makes the transcript far worse:
 CER 0.03-0.09 in Urdu against 0.15-0.75 in Devanagari on the same audio), so a Hindi reference
 carries an Urdu rendering too; :func:`cer` takes the best of the renderings it is given,
-and :func:`script` says which script a transcript is in, so a test can report it. Whisper base
+and ``speech.asr.script.script`` says which script a transcript is in, so a test can report it. Whisper base
 also writes a Hindi sentence it understood in Latin letters now and then, as Hindi is romanised
 in chat, even when decoded again with the Urdu prompt: such a transcript (mostly Latin letters,
 not English, :func:`romanised_hindi`) is compared as a consonant skeleton, both sides
@@ -47,13 +47,11 @@ from speech.asr import models, scoring
 from speech.asr.hindustani import consonants
 from speech.asr.language import romanised_hindi
 from speech.asr.recognizer import hear
-from speech.asr.script import script as script_of
 from speech.audio.resample import resample
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "intelligibility.toml"
 LANGUAGES = ("en", "es", "fr", "pt", "de", "ja", "ar", "hi", "it", "nl")
-script = script_of  # which script a transcript is in (Hindi: Urdu or Devanagari)
 
 _lock = threading.Lock()
 
@@ -80,7 +78,7 @@ def transcribe(samples: np.ndarray, sample_rate: int, lang: str, *, beam_size: i
     Forcing the language does not stop Whisper base from translating: now and then it writes
     a sentence it heard well as its English translation (a Hindi sentence on an Intel host:
     CER 0.41 for that voice, every word understood). That is the recogniser's error, not the
-    voice's, so a transcript that is not in ``lang`` (:func:`in_language`) is decoded again with
+    voice's, so a transcript that is not in ``lang`` (``speech.asr.language.in_language``) is decoded again with
     a short neutral sentence in ``lang`` as the prompt, the product's rule
     (``speech.asr.recognizer.hear``), with the larger beam and Whisper base in every language."""
     if lang not in LANGUAGES:
