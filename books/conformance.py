@@ -56,8 +56,7 @@ class Span:
 
     first: int
     stop: int
-    start_s: float
-    end_s: float | None  # None: to the end of the file
+    start_s: float  # it ends where the next one starts, the last one with the file
 
 
 def spans(layout: Layout, timeline: Timeline, *, chapter_scope: bool, chapters: Sequence[tuple[int, int]]) -> list[Span]:
@@ -65,13 +64,10 @@ def spans(layout: Layout, timeline: Timeline, *, chapter_scope: bool, chapters: 
     in chapter scope, placed where the pause before its first chunk starts."""
     total = len(timeline.offsets)
     if not chapter_scope or len(chapters) < 2:
-        return [Span(0, total, 0.0, None)]
+        return [Span(0, total, 0.0)]
     rate = timeline.native_rate
     starts = [0.0 if first == 0 else (timeline.offsets[first] - timeline.pauses[first]) / rate for first, _ in chapters]
-    return [
-        Span(first, stop, starts[i], starts[i + 1] if i + 1 < len(starts) else None)
-        for i, (first, stop) in enumerate(chapters)
-    ]
+    return [Span(first, stop, start) for (first, stop), start in zip(chapters, starts, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +112,17 @@ def last_resort(tried: Sequence[tuple[Measured, Verdict]], target_lufs: float) -
     return replace(levels, ceiling=levels.ceiling * 10 ** (-(over_db + _LAST_RESORT_DB) / 20))
 
 
+def cuts_s(parts: Sequence[Span]) -> list[float]:
+    """Where the file is cut to measure ``parts`` (``speech.audio.measure_file``): each span after
+    the first is measured as a file of its own, as a retailer measures a chapter's file."""
+    return [s.start_s for s in parts[1:]]
+
+
 def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:
-    return Verdict([levels.loudness(s.start_s, s.end_s) for s in parts], levels.true_peak_dbfs)
+    """``levels`` of a file measured with :func:`cuts_s` of ``parts``."""
+    if len(levels.parts) != len(parts):
+        raise ValueError(f"the file was measured in {len(levels.parts)} parts, not {len(parts)}")
+    return Verdict([levels.loudness(i) for i in range(len(parts))], levels.true_peak_dbfs)
 
 
 def secant_gain_db(past: Sequence[tuple[float, float]], target_lufs: float) -> float:
@@ -142,7 +147,8 @@ class Corrector:
     history: list[list[tuple[float, float]]] = field(default_factory=list)
 
     def next_levels(self, levels: Measured, seen: Verdict) -> Measured:
-        """``levels`` (what the file was rendered with) corrected by what its decoding measured."""
+        """``levels`` (what the file was rendered with) corrected by what its decoding measured:
+        the gain of each span that missed the aim, and the ceiling when the peak was over it."""
         if not self.history:
             self.history = [[] for _ in self.parts]
         if seen.peak_over():
@@ -152,6 +158,8 @@ class Corrector:
             if not math.isfinite(loudness) or span.stop <= span.first:
                 continue
             past.append((20 * math.log10(max(gains[span.first], 1e-9)), loudness))
+            if abs(loudness - self.target_lufs) <= AIM_LU:
+                continue  # kept as it is: an edit in one chapter does not move the others
             new_gain = float(10 ** (secant_gain_db(past, self.target_lufs) / 20))
             gains[span.first : span.stop] = [new_gain] * (span.stop - span.first)
         return Measured(levels.timeline, levels.peaks, gains, limiter_ceiling(self.fmt, self.extra_db))

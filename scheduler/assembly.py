@@ -302,7 +302,7 @@ def _conform(
     levels: Measured | None = None
     tried: list[tuple[Measured | None, conformance.Verdict]] = []  # None: the first render's levels
     for attempt in range(1, conformance.MAX_RENDERS + 1):
-        seen = conformance.verdict(measure_file(audio), parts)
+        seen = conformance.verdict(measure_file(audio, cuts_s=conformance.cuts_s(parts)), parts)
         log.info(
             "job %s: render %d decodes at %s LUFS (target %.1f), true peak %.2f dBFS", job_id, attempt,
             ", ".join(f"{v:.2f}" for v in seen.loudness), target, seen.true_peak_dbfs,
@@ -317,7 +317,7 @@ def _conform(
     best = conformance.best_kept([seen for _, seen in tried], target)
     if best is None:
         render_again(conformance.last_resort([(lv or rendered_with(), seen) for lv, seen in tried], target))
-        last = conformance.verdict(measure_file(audio), parts)
+        last = conformance.verdict(measure_file(audio, cuts_s=conformance.cuts_s(parts)), parts)
         log.log(
             logging.INFO if last.keeps_promise(target) else logging.WARNING,
             "job %s: no render of %d kept the target and the ceiling; a last one with a lower ceiling decodes at "

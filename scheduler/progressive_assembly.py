@@ -15,8 +15,9 @@ finds them and does the rest, with the same arithmetic, so the book is the same 
 sample however much of it was done ahead (or none: ``LECTOR_ASSEMBLY_AHEAD=false``). Nothing
 here bills, and nothing here moves the job's status.
 
-A chunk is measured once every chunk before it is done, since its place on the meter's 100 ms
-grid follows from their lengths; planning hands batches out in book order so that this done
+A chunk is measured once every chunk before it is done, since the meter goes on from the chunk
+before it (a chapter's first chunk starts a meter of its own, so a chapter's measurement is a
+function of the chapter alone); planning hands batches out in book order so that this done
 prefix grows while synthesis runs.
 """
 
@@ -62,7 +63,6 @@ from speech.audio import (
     MeterState,
     SegmentJoiner,
     frame_size,
-    grid_index,
     join_skip,
     measure_file,
     normalization_gain_db,
@@ -84,9 +84,9 @@ AHEAD_CORRECTIONS: Final = 2
 class ChunkLoudness:
     """One chunk's share of the loudness measurement: the K-weighted energies of the 100 ms
     segments the meter completed over the chunk and the pause before it, and the meter's state
-    after it. Joined in order, the energies are one meter's over the whole book (the filters
-    carry their state from chunk to chunk), so a chapter's or the book's gated loudness follows
-    exactly (``speech.audio.segments_loudness``, ``gated_loudness``)."""
+    after it. Joined in order, a chapter's energies are one meter's over the chapter (the filters
+    carry their state from chunk to chunk), so its gated loudness follows exactly
+    (``speech.audio.segments_loudness``)."""
 
     energies: list[float]
     state: MeterState
@@ -109,14 +109,17 @@ class ChunkLoudness:
 
 
 def measure_chunks(
-    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, start: int, stop: int, state: MeterState | None
+    objects: ObjectStore, job_id: uuid.UUID, timeline: Timeline, start: int, stop: int, state: MeterState | None,
+    chapter_firsts: frozenset[int],
 ) -> Iterator[ChunkLoudness]:
-    """Chunks ``start..stop-1`` measured in order, going on from ``state`` (the chunk before)."""
+    """Chunks ``start..stop-1`` measured in order, going on from ``state`` (the chunk before);
+    at a chapter's first chunk the meter starts again at rest, before the chapter's pause, as
+    the final check measures the chapter (``books.conformance.cuts_s``)."""
     rate = timeline.native_rate
     for index, pcm in zip(range(start, stop), fetch_audio(objects, job_id, start, stop, timeline.keys), strict=True):
         if len(pcm) != timeline.length(index):
             raise ValueError(f"chunk {index} has {len(pcm)} samples; its row says {timeline.length(index)}")
-        meter = LoudnessMeter(rate, state)
+        meter = LoudnessMeter(rate, None if index in chapter_firsts else state)
         if timeline.pauses[index]:
             meter.add(np.zeros(timeline.pauses[index], dtype=np.float32))
         samples = faded(pcm, rate)
@@ -196,7 +199,8 @@ def measure(objects: ObjectStore, book: Book) -> int:
     n = len(book.timeline.offsets)
     done = min(_measured(objects, book), n)
     state = _load(objects, book.job_id, [done - 1])[done - 1].state if done else None
-    for index, chunk in enumerate(measure_chunks(objects, book.job_id, book.timeline, done, n, state), start=done):
+    firsts = frozenset(first for first, _ in chapter_spans(book.layout))
+    for index, chunk in enumerate(measure_chunks(objects, book.job_id, book.timeline, done, n, state, firsts), start=done):
         objects.put_bytes(ahead_loudness_key(book.job_id, index), chunk.to_json(), content_type="application/json")
     return n - done
 
@@ -292,15 +296,13 @@ def _decoded_loudness(
     """The chapter of chunks ``first`` to ``stop`` as the final check reads it in the whole file
     (``books.conformance.spans``, ``FileLevels.loudness``): the stored ``segments`` (the one
     before the chapter too, whose last frames the chapter's stretch starts in) joined into a
-    file, decoded, and measured on the whole file's 100 ms grid. On a chapter of a few seconds a
-    grid 94 ms off read 0.9 LU apart."""
+    file, decoded, and the chapter's stretch measured as a file of its own."""
     timeline = book.timeline
     ratio = book.out_rate / timeline.native_rate
     base = segments[0].begin  # where the joined part starts in the whole file (output samples)
-    hop = int(round(book.out_rate * 0.1))
-    start = 0 if first == 0 else (timeline.offsets[first] - timeline.pauses[first]) * ratio
-    end = None if stop >= len(timeline.offsets) else (timeline.offsets[stop] - timeline.pauses[stop]) * ratio
-    shift = base // hop  # whole 100 ms segments before the part; the rest is measured as zeros
+    start = 0 if first == 0 else (timeline.offsets[first] - timeline.pauses[first]) * ratio - base
+    end = None if stop >= len(timeline.offsets) else (timeline.offsets[stop] - timeline.pauses[stop]) * ratio - base
+    cuts = [c / book.out_rate for c in (start, end) if c is not None]
     with tempfile.TemporaryDirectory(prefix="lector-chapter-") as tmp:
         path = Path(tmp) / f"chapter.{book.fmt}"
         joiner = SegmentJoiner(FILE_FORMATS[book.fmt], book.out_rate, path, metadata=None)
@@ -311,10 +313,8 @@ def _decoded_loudness(
         except BaseException:
             joiner.abort()
             raise
-        levels = measure_file(path, lead=base - shift * hop)
-    first_cut = grid_index(start / book.out_rate) - shift
-    stop_cut = None if end is None else grid_index(end / book.out_rate) - shift
-    return levels.grid_loudness(first_cut, stop_cut)
+        levels = measure_file(path, cuts_s=cuts)
+    return levels.loudness(1 if int(round(start)) > 0 else 0)
 
 
 def _encoded(pool: Executor, objects: ObjectStore, book: Book) -> list[tuple[str, Future[bytes] | None]]:

@@ -39,7 +39,7 @@ from speech.audio.formats import (
     opus_encode_rate,
     supported_accept_list,
 )
-from speech.audio.levels import FileLevels, decoded_blocks, grid_index, measure_file
+from speech.audio.levels import FileLevels, decoded_blocks, measure_file
 from speech.audio.loudness import (
     LoudnessMeter,
     MeterState,
@@ -94,7 +94,6 @@ __all__ = [
     "from_audio_format_param",
     "from_name",
     "gated_loudness",
-    "grid_index",
     "integrated_loudness",
     "join_skip",
     "joined_loudness",

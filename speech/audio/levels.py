@@ -13,7 +13,7 @@ true-peak envelope), so a ten-hour book costs a decoder's pass and little memory
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -32,37 +32,27 @@ _MONO_FLOAT: Final = frozenset({"flt", "fltp"})  # one channel: packed and plana
 
 @dataclass(frozen=True, slots=True)
 class FileLevels:
-    """A decoded file's 100 ms K-weighted energies and its true (4x oversampled) peak."""
+    """A decoded file's K-weighted 100 ms energies, part by part, and its true (4x oversampled)
+    peak. A file measured whole is one part; one measured with cuts (a chapter-scope book) is one
+    part a chapter, each measured as a file of its own would be: its meter starts at rest at the
+    cut, on a 100 ms grid of its own."""
 
     sample_rate: int
     samples: int
-    energies: np.ndarray
+    parts: tuple[np.ndarray, ...]  # per part, its completed segments; the last part's partial one too
     true_peak: float  # linear
 
     @property
     def true_peak_dbfs(self) -> float:
         return 20.0 * math.log10(self.true_peak) if self.true_peak > 0 else float("-inf")
 
-    def loudness(self, start_s: float = 0.0, end_s: float | None = None) -> float:
-        """Integrated loudness (LUFS) of the whole file, or of a stretch of it (a chapter) cut on
-        the meter's 100 ms grid; ``-inf`` for silence or less than a gating block."""
-        return self.grid_loudness(grid_index(start_s), None if end_s is None else grid_index(end_s))
-
-    def grid_loudness(self, first: int, stop: int | None) -> float:
-        """The stretch from 100 ms segment ``first`` to ``stop`` (None: the end)."""
-        first = max(0, first)
-        if first == 0 and stop is None:
-            return gated_loudness(self.energies, self.samples, self.sample_rate)
-        stop = len(self.energies) if stop is None else min(len(self.energies), stop)
-        if stop <= first:
-            return float("-inf")
-        part = self.energies[first:stop]
-        return gated_loudness(part, int(round(len(part) * _STEP_S * self.sample_rate)), self.sample_rate)
-
-
-def grid_index(seconds: float) -> int:
-    """The 100 ms segment a stretch starting or ending at ``seconds`` is cut at."""
-    return int(round(seconds / _STEP_S))
+    def loudness(self, part: int = 0) -> float:
+        """Integrated loudness (LUFS) of a part (the whole file when it was measured without
+        cuts); ``-inf`` for silence or less than a gating block."""
+        energies = self.parts[part]
+        if len(self.parts) == 1:
+            return gated_loudness(energies, self.samples, self.sample_rate)
+        return gated_loudness(energies, int(round(len(energies) * _STEP_S * self.sample_rate)), self.sample_rate)
 
 
 def decoded_blocks(path: Path) -> Iterator[tuple[int, np.ndarray]]:
@@ -86,23 +76,40 @@ def decoded_blocks(path: Path) -> Iterator[tuple[int, np.ndarray]]:
                 yield rate, out.to_ndarray().reshape(-1)
 
 
-def measure_file(path: Path, *, lead: int = 0) -> FileLevels:
+def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
     """Decode ``path`` and measure it; :class:`EncodeError` when the codec library cannot read it.
-    ``lead``: zeros measured before the first sample, so that a part of a longer file cut from it
-    (``scheduler.progressive_assembly``) is read on that file's 100 ms grid."""
+    ``cuts_s``: where parts begin (seconds, ascending), each measured on its own (a chapter's
+    loudness is then a function of the chapter alone: an edit in another chapter, which moves
+    where this one starts, cannot move its measurement; on a 20-second chapter, the whole file's
+    grid moved by an edit elsewhere read up to 0.1 LU apart)."""
     meter: LoudnessMeter | None = None
+    parts: list[np.ndarray] = []
     rate = 0
     peak = 0.0
+    fed = 0  # samples fed to the meters so far
+    cuts: list[int] = []
     pending: list[np.ndarray] = []
     held = 0
     context = np.zeros(0, dtype=np.float32)
+
+    def feed(block: np.ndarray) -> None:
+        nonlocal meter, fed
+        assert meter is not None
+        while cuts and cuts[0] < fed + len(block):
+            head = cuts.pop(0) - fed
+            meter.add(block[:head])
+            parts.append(np.asarray(meter.completed(), dtype=np.float64))
+            meter = LoudnessMeter(rate)
+            block, fed = block[head:], fed + head
+        meter.add(block)
+        fed += len(block)
 
     def flush() -> None:
         nonlocal peak, context, held
         if meter is not None and pending:
             # The meter is stream-invariant (its filter state and 100 ms segments carry across
             # calls): one call per 10 s instead of one per 1,152-sample frame costs a tenth.
-            meter.add(np.concatenate(pending))
+            feed(np.concatenate(pending))
         block = np.concatenate([context, *pending])
         if len(block):
             peak = max(peak, float(true_peak_envelope(block, rate).max()))
@@ -114,8 +121,7 @@ def measure_file(path: Path, *, lead: int = 0) -> FileLevels:
         for rate, block in decoded_blocks(path):
             if meter is None:
                 meter = LoudnessMeter(rate)
-                if lead:
-                    meter.add(np.zeros(lead, dtype=np.float32))
+                cuts = sorted({c for c in (int(round(s * rate)) for s in cuts_s) if c > 0})
             pending.append(block)
             held += len(block)
             if held >= _BLOCK_S * rate:
@@ -124,7 +130,8 @@ def measure_file(path: Path, *, lead: int = 0) -> FileLevels:
     except (av.FFmpegError, ValueError, OSError) as exc:
         raise EncodeError(f"cannot decode the file to measure it: {exc}") from exc
     if meter is None:
-        return FileLevels(sample_rate=0, samples=0, energies=np.zeros(0), true_peak=0.0)
-    return FileLevels(
-        sample_rate=rate, samples=int(round(meter.duration * rate)), energies=meter.energies(), true_peak=peak
-    )
+        return FileLevels(sample_rate=0, samples=0, parts=(np.zeros(0),), true_peak=0.0)
+    # the whole file's last segment counts partial, as BS.1770 reads a file; a part's ends where it is cut
+    parts.append(meter.energies() if not parts else np.asarray(meter.completed(), dtype=np.float64))
+    parts.extend(np.zeros(0) for _ in cuts)  # cuts past the end: empty parts
+    return FileLevels(sample_rate=rate, samples=fed, parts=tuple(parts), true_peak=peak)

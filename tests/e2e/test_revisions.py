@@ -7,22 +7,21 @@ is rendered again by the same account.
 - The corrected book's plan is a fresh plan of the corrected text: a new account renders it from
   nothing and gets the same chunks in the same order.
 - Sample for sample: every reused chunk's stored audio is the first render's, and the corrected
-  file equals the first one in every chapter before the edited one (``loudnessScope: chapter``,
+  file equals the first one in every chapter but the edited one (``loudnessScope: chapter``,
   each chapter's gain its own; WAV at joe's own rate, so no resampler carries state across
-  chapters; a target of -30 LUFS, where joe's peaks stay under the limiter). After it, a chapter
-  equals the first file's or differs by one step of its gain (0.1 dB) and nothing else: the
-  loudness meter's 400 ms blocks sit on one 100 ms grid over the whole book, so the edited
-  chapter's new length moves every later chapter's measurement by a hair, and a chapter whose
-  gain sat near the middle of a tenth rounds the other way (2 of 13 did in the run that set this).
+  chapters; a target of -30 LUFS, where joe's peaks stay under the limiter). A chapter's
+  loudness is measured as a file of its own (its meter starts at the chapter), so the edited
+  chapter's new length, which moves where every later chapter starts, cannot move a later
+  chapter's gain: on the whole book's 100 ms grid it did, by a tenth or two of a dB, in about
+  one chapter of ten.
 - Why not against the fresh render's samples: joe (VITS) draws Gaussian noise in every synthesis,
   so no two renders of a sentence are equal, reused or not; the fresh render is compared by its
   plan (the same chunks in the same order).
-- The tolerance at louder targets: the delivered file's loudness loop (``books.conformance``)
-  corrects every chapter's gain at each of its renders (as many as the worst chapter needs) and
-  lowers one limiter ceiling for the whole book, so an edit in one chapter can move the others.
-  Measured here at -19 LUFS (joe's crest meets the limiter): chapters outside the edit came out
-  0.15-0.28 dB quieter or louder, with what the limiter did differently 23-26 dB under the
-  chapter's level. In book scope the one gain moves with the edit's share of the loudness.
+- Louder targets: the delivered file's loudness loop (``books.conformance``) renders again while
+  a chapter misses its target, and corrects only the chapters that missed, so at -19 LUFS (three
+  renders: joe's crest meets the limiter) every chapter outside the edit was the same sample for
+  sample as well, in the run that checked it. What still couples chapters there: the limiter's
+  ceiling is the book's, lowered for all when the file's true peak is over it.
 """
 
 from __future__ import annotations
@@ -53,8 +52,6 @@ RATE = 22050  # joe's own rate
 #: Quiet enough that joe's peaks stay under the limiter: the first render meets the target and
 #: each chapter's gain is its own (see the module's docstring for louder targets).
 LOUDNESS_LUFS = -30.0
-GAIN_STEP_DB = 0.1  # chapter gains are whole tenths of a dB (scheduler.progressive_assembly)
-INT16_RESIDUAL_DB = -60.0  # what int16 rounding leaves under a chapter's level
 CHAPTERS = 20  # as the issue (26) specifies the test: an edit in chapter 7 of 20
 
 
@@ -172,14 +169,5 @@ def test_a_corrected_chapter_renders_at_most_five_chunks_and_the_rest_is_the_sam
     spans_after = _chapter_spans(objects, second["id"], [c.duration_s for c in second_chunks], len(after))
     assert len(spans_before) == len(spans_after) == CHAPTERS
     for n, ((a0, a1), (b0, b1)) in enumerate(zip(spans_before, spans_after, strict=True), 1):
-        if n == 7:
-            continue
-        old, new = before[a0:a1].astype(np.float64), after[b0:b1].astype(np.float64)
-        assert len(old) == len(new), n  # the same chunks and pauses: the same length
-        if np.array_equal(old, new):
-            continue
-        assert n > 7, f"chapter {n}, before the edit, differs"
-        # The tolerance after the edit: one step of a chapter's gain and nothing else (see the docstring).
-        gain_db = 20 * np.log10(float(np.dot(old, new) / np.dot(old, old)))
-        residual = np.sqrt(np.mean((new - 10 ** (gain_db / 20) * old) ** 2)) / np.sqrt(np.mean(new**2))
-        assert abs(gain_db) <= GAIN_STEP_DB + 0.005 and 20 * np.log10(residual) <= INT16_RESIDUAL_DB, (n, gain_db, residual)
+        if n != 7:
+            assert np.array_equal(before[a0:a1], after[b0:b1]), f"chapter {n}, outside the edit, differs"

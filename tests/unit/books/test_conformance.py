@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from books import conformance
 from books.conformance import Corrector, Span, Verdict, best_kept
@@ -32,10 +33,10 @@ def test_chapter_scope_has_a_span_per_chapter_placed_at_its_pause() -> None:
     layout = Layout([0, 300, 1000, 300], [ChapterMark("One", 0), ChapterMark("Two", 2)])
     spans = conformance.spans(layout, timeline, chapter_scope=True, chapters=[(0, 2), (2, 4)])
     assert [(s.first, s.stop) for s in spans] == [(0, 2), (2, 4)]
-    assert spans[1].start_s == (timeline.offsets[2] - timeline.pauses[2]) / RATE == spans[0].end_s
-    assert spans[1].end_s is None
+    assert spans[1].start_s == (timeline.offsets[2] - timeline.pauses[2]) / RATE
+    assert conformance.cuts_s(spans) == [spans[1].start_s]
     book = conformance.spans(layout, timeline, chapter_scope=False, chapters=[(0, 2), (2, 4)])
-    assert book == [Span(0, 4, 0.0, None)]
+    assert book == [Span(0, 4, 0.0)]
 
 
 def test_a_verdict_misses_by_more_than_the_aim_and_flags_peaks_at_the_ceiling() -> None:
@@ -47,7 +48,7 @@ def test_a_verdict_misses_by_more_than_the_aim_and_flags_peaks_at_the_ceiling() 
 
 def test_the_secant_brings_each_chapter_to_the_target_under_a_limiter_within_the_render_budget() -> None:
     timeline = _timeline()
-    spans = [Span(0, 2, 0.0, 1.5), Span(2, 4, 1.5, None)]
+    spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
     native = [-30.0, -26.0]  # each chapter's loudness before any gain
     levels = Measured(timeline, [0.5] * 4, [10 ** (11 / 20)] * 2 + [10 ** (7 / 20)] * 2, conformance.limiter_ceiling("mp3"))
     corrector = Corrector("mp3", -19.0, spans)
@@ -65,9 +66,21 @@ def test_a_peak_over_the_ceiling_lowers_the_limiter_by_the_overshoot() -> None:
     timeline = _timeline()
     before = conformance.limiter_ceiling("mp3")
     levels = Measured(timeline, [0.5] * 4, [1.0] * 4, before)
-    after = Corrector("mp3", -19.0, [Span(0, 4, 0.0, None)]).next_levels(levels, Verdict([-19.0], -2.7))
+    after = Corrector("mp3", -19.0, [Span(0, 4, 0.0)]).next_levels(levels, Verdict([-19.0], -2.7))
     assert 20 * math.log10(before / after.ceiling) >= 0.3
     assert np.allclose(after.gains, levels.gains)  # the loudness was right: the gain stays
+
+
+def test_a_span_within_the_aim_keeps_its_gain_when_another_is_corrected() -> None:
+    """A chapter the file already reads at the target is not touched when a render is due for
+    another one: a correction there would move audio that did not need it (a revised book's
+    chapters outside the edit would differ from the first render's)."""
+    timeline = _timeline()
+    levels = Measured(timeline, [0.5] * 4, [1.0, 1.0, 2.0, 2.0], conformance.limiter_ceiling("mp3"))
+    spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
+    after = Corrector("mp3", -19.0, spans).next_levels(levels, Verdict([-19.15, -20.0], -3.5))
+    assert after.gains[:2] == [1.0, 1.0]
+    assert 20 * math.log10(after.gains[2] / 2.0) == pytest.approx(1.0)
 
 
 def test_the_render_that_kept_the_promise_is_delivered_when_a_later_one_broke_it() -> None:
