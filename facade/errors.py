@@ -132,7 +132,7 @@ _TABLE: dict[type[Exception], tuple[int, str | None]] = {
     store_errors.InvalidApiKey: (401, INVALID_KEY),
     store_errors.InvalidSubscription: (401, INVALID_SUBSCRIPTION),
     store_errors.DatabaseUnavailable: (500, DATABASE),
-    store_errors.TransactionConflict: (500, DATABASE),  # the API's transactions are short; a retry is the client's
+    store_errors.TransactionConflict: (500, DATABASE),  # after the writes' own retries (store.db.session.retrying_conflicts)
     store_errors.JobNotFound: (404, JOB_NOT_FOUND),
     # The only stored objects the API serves are a job's artefacts: one deleted under us
     # (retention, an operator) is answered as its job would be.

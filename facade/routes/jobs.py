@@ -43,6 +43,7 @@ from speech.synthesizer import prepare
 from store.db import jobs as job_repo
 from store.db import usage as usage_repo
 from store.db.models import Job
+from store.db.session import retrying_conflicts
 from store.errors import JobNotFound
 from store.status import JobStatus
 
@@ -220,7 +221,7 @@ async def submit(
         raise e.ApiError(403, e.FORBIDDEN)
     if not await services.offload(_has_speech, spec.text, spec.lang, normalize=spec.normalize, ssml=spec.ssml):
         raise e.ApiError(400, e.TEXT_EMPTY)  # else a job that "succeeds" with no chunks
-    view, created = await services.offload(_submit, services, principal, spec, idempotency_key)
+    view, created = await services.offload(retrying_conflicts, lambda: _submit(services, principal, spec, idempotency_key))
     # A replay answers as the first submission did (202), flagged the way Stripe flags replays.
     return JSONResponse(view, status_code=202, headers={} if created else {"Idempotent-Replayed": "true"})
 
@@ -282,7 +283,7 @@ async def cancel(job_id: str, services: ServicesDep, principal: PrincipalDep) ->
             )
             return job_view(job), messages
 
-    view, messages = await services.offload(run)
+    view, messages = await services.offload(retrying_conflicts, run)  # a deadlock with a worker's step
     # only after the commit above; a Redis publish blocks, so off the event loop
     await services.offload(configured(services.brokers.dispatcher).send_all, messages)
     return JSONResponse(view)

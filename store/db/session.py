@@ -11,8 +11,10 @@ pooled one in each child after it, so that no pooled connection is shared across
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import TypeVar
 
 from sqlalchemy import Engine, create_engine, exc
 from sqlalchemy.engine import make_url
@@ -20,6 +22,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
 from store.errors import DatabaseUnavailable, TransactionConflict
+
+log = logging.getLogger("lector.store")
+_T = TypeVar("_T")
 
 # What the scheduler's steps take: a call that opens one unit of work (commit on success).
 SessionFactory = Callable[[], AbstractContextManager[Session]]
@@ -139,3 +144,19 @@ def within(session: Session) -> SessionFactory:
             yield session
 
     return scope
+
+
+def retrying_conflicts(work: Callable[[], _T], *, attempts: int = 3) -> _T:
+    """``work`` (one unit of work, and what it does after its commit) run again when PostgreSQL
+    aborted its transaction to break a deadlock or a serialization failure: the aborted
+    transaction left nothing behind, and the other side (a worker's step, which Celery retries
+    the same way) has gone on. A request answered 500 for it would hand the retry to a client
+    that cannot know it is safe; the workers retry it as a task (``workers.tasks.TRANSIENT``)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return work()
+        except TransactionConflict as conflict:
+            if attempt == attempts:
+                raise
+            log.info("transaction aborted to break a conflict (%s): running it again, try %d", conflict, attempt + 1)
+    raise AssertionError("unreachable")

@@ -19,8 +19,13 @@ from sqlalchemy import text
 from scheduler import lifecycle
 from scheduler.queue import TASK_PLAN
 from store.db import create_account
-from store.db.session import SessionFactory, make_engine, make_sessionmaker, scoped_sessions
-from store.errors import TransactionConflict
+from store.db.session import (
+    SessionFactory,
+    make_engine,
+    make_sessionmaker,
+    retrying_conflicts,
+    scoped_sessions,
+)
 from tests.fixtures.farm import FarmStack, wait_for
 from tests.support.books import excerpt, job_row, s3_store, submit
 
@@ -38,18 +43,15 @@ SETTINGS = {"LECTOR_JOB_BATCH_CHARS": "300", "LECTOR_SYNTH_GROUP_CHARS": "300", 
 
 
 def cancel_as_a_client(sessions: SessionFactory, job_id: uuid.UUID, account_id: uuid.UUID) -> None:
-    """Cancel one job in a transaction of its own, as ``DELETE /v1/jobs/{id}`` does, and again
-    after a deadlock, as its client does on the 500 (cancelling is idempotent). All the books in
-    one transaction once deadlocked with a worker's (rows locked in another order)."""
-    for attempt in range(3):
-        try:
-            with sessions() as session:
-                lifecycle.cancel(session=session, job_id=job_id, account_id=account_id, window=WINDOW)
-            return
-        except TransactionConflict:
-            if attempt == 2:
-                raise
-            time.sleep(0.2)
+    """Cancel one job in a transaction of its own, run again after a deadlock, as
+    ``DELETE /v1/jobs/{id}`` does (``retrying_conflicts``). All the books in one transaction once
+    deadlocked with a worker's (rows locked in another order)."""
+
+    def cancel() -> None:
+        with sessions() as session:
+            lifecycle.cancel(session=session, job_id=job_id, account_id=account_id, window=WINDOW)
+
+    retrying_conflicts(cancel)
 
 
 @pytest.fixture(scope="module")

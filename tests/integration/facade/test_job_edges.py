@@ -1,6 +1,7 @@
 """Book jobs at the edges, on real PostgreSQL, a real Redis broker and a local object store:
 empty and control-character text at intake, a result object gone missing, the JSON variant's
-500, and cancelling while the broker hangs (the publish must not stall the event loop)."""
+500, cancelling while the broker hangs (the publish must not stall the event loop), and a cancel
+that PostgreSQL aborts to break a deadlock with a worker's step."""
 
 from __future__ import annotations
 
@@ -154,3 +155,52 @@ def _quietly(call: Any, *args: Any, **kwargs: Any) -> None:
         call(*args, **kwargs)
     except httpx.HTTPError:
         pass
+
+
+def test_a_cancel_aborted_to_break_a_deadlock_is_run_again(
+    pg_url: str, tmp_path: Path, own_redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker's step holds the account (handing out batches) and then wants the job's row, which
+    the cancel holds while it waits for the account: PostgreSQL aborts the cancel, the one that
+    waited first. The API runs it again once the step has committed and answers 200, not the
+    500 ``Database error`` a client could not know to be safe to retry. (Connections of their
+    own: the savepoint fixture's one connection cannot deadlock with itself.)"""
+    from sqlalchemy import select, text
+
+    from store.db.batches import lock_account
+    from store.db.models import Job
+    from store.db.session import make_engine, make_sessionmaker
+
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+    services, key = _services(sessions, tmp_path, own_redis_url)
+    auth = {"Authorization": f"Bearer {key}"}
+    step = sessions()  # the worker's step, in a transaction of its own
+    answers: list[httpx.Response] = []
+    try:
+        with TestClient(create_app(lambda: (services, lambda: None)), raise_server_exceptions=False) as c:
+            jid = c.post("/v1/jobs", json={"text": "Hello there.", "speaker": "joe"}, headers=auth).json()["id"]
+            with sessions() as probe:
+                account_id = job_repo.get_job(session=probe, job_id=uuid.UUID(jid), account_id=None).account_id
+            lock_account(session=step, account_id=account_id)
+            pid = step.execute(text("SELECT pg_backend_pid()")).scalar_one()
+            cancel = threading.Thread(target=lambda: answers.append(c.delete(f"/v1/jobs/{jid}", headers=auth)))
+            with caplog.at_level("INFO", logger="lector.store"):
+                cancel.start()
+                deadline = time.monotonic() + 10
+                with sessions() as probe:  # until the cancel, holding the job's row, waits for the step
+                    while not probe.execute(
+                        text("SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"), {"pid": pid}
+                    ).scalar_one():
+                        assert time.monotonic() < deadline, ("the cancel never waited for the account", answers)
+                        probe.rollback()  # pg_stat_activity is read once a transaction
+                        time.sleep(0.05)
+                # the step now wants the job's row: a cycle, which PostgreSQL breaks by aborting the cancel
+                step.execute(select(Job.status).where(Job.id == uuid.UUID(jid)).with_for_update())
+                step.commit()  # the step was not the one aborted
+                cancel.join(30)
+        assert [(r.status_code, r.json()["status"] if r.status_code == 200 else r.text) for r in answers] == [(200, "canceled")]
+        assert any("running it again" in r.getMessage() and "deadlock" in r.getMessage() for r in caplog.records)
+    finally:
+        step.close()
+        engine.dispose()
