@@ -125,16 +125,44 @@ def hear(model: Transcriber, audio: np.ndarray, lang: str, beam_size: int) -> st
     """What a faster-whisper ``model`` heard in 16 kHz ``audio``, with the language forced to
     ``lang``, decoded again with :data:`~speech.asr.language.PROMPTS` where the first reading is
     not in the language (the module docstring); otherwise the first reading counts, so a voice
-    the recogniser cannot place keeps its score."""
-    heard = _decode(model, audio, lang, beam_size, None)
+    the recogniser cannot place keeps its score. A reading stuck in a loop (:func:`loops`) is
+    decoded again with a repeated run of :data:`NO_REPEAT_TOKENS` tokens forbidden, which ends
+    the loop, and that reading counts where it does not loop."""
+    prompt = None
+    heard = _decode(model, audio, lang, beam_size, prompt)
     if not in_language(heard, lang):
         again = _decode(model, audio, lang, beam_size, PROMPTS[lang])
         if in_language(again, lang):
+            prompt, heard = PROMPTS[lang], again
+    if loops(heard):
+        again = _decode(model, audio, lang, beam_size, prompt, no_repeat=NO_REPEAT_TOKENS)
+        if not loops(again) and in_language(again, lang) >= in_language(heard, lang):
             return again
     return heard
 
 
-def _decode(model: Transcriber, audio: np.ndarray, lang: str, beam_size: int, prompt: str | None) -> str:
+#: Whisper's known failure on a clear voice: the decoder repeats a word to the end of the window.
+#: Whisper base wrote a Hindi sentence's last words, "हवा ठंडी थी", as "ہوا تھا تھا تھا تھا" in two
+#: voices, and heard the same two seconds alone right ("Hawa Thandithi"). Three of a word in a
+#: row is the sign (a text's "no, no, no" is as rare as a decoder's loop of three is common).
+LOOP_WORDS: Final = 3
+NO_REPEAT_TOKENS: Final = 3  # faster-whisper's no_repeat_ngram_size on the second decoding
+
+
+def loops(heard: str) -> bool:
+    """Whether a reading repeats one word :data:`LOOP_WORDS` times or more in a row."""
+    words = [w.strip(".,!?;:।۔،\"'()").casefold() for w in heard.split()]
+    run = 1
+    for before, word in zip(words, words[1:], strict=False):
+        run = run + 1 if word and word == before else 1
+        if run >= LOOP_WORDS:
+            return True
+    return False
+
+
+def _decode(
+    model: Transcriber, audio: np.ndarray, lang: str, beam_size: int, prompt: str | None, *, no_repeat: int = 0
+) -> str:
     try:
         segments, _ = model.transcribe(
             audio,
@@ -145,6 +173,7 @@ def _decode(model: Transcriber, audio: np.ndarray, lang: str, beam_size: int, pr
             condition_on_previous_text=False,
             without_timestamps=True,
             initial_prompt=prompt,
+            no_repeat_ngram_size=no_repeat,
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
     except (RuntimeError, ValueError) as exc:

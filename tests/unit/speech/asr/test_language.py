@@ -1,5 +1,6 @@
 """Which transcripts are the recogniser's translation or romanisation (``speech.asr.language``),
-and the recogniser decoding them again (``speech.asr.recognizer.hear``)."""
+or a loop (``speech.asr.recognizer.loops``), and the recogniser decoding them again
+(``speech.asr.recognizer.hear``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from bench.intelligibility import SETS
 from speech.asr.language import PROMPTS, in_language, romanised_hindi
-from speech.asr.recognizer import hear
+from speech.asr.recognizer import NO_REPEAT_TOKENS, hear, loops
 from tests.support.asr_multilingual import LANGUAGES, sentences
 
 
@@ -70,12 +71,14 @@ class ScriptedModel:
     def __init__(self, *readings: str) -> None:
         self.readings = list(readings)
         self.prompts: list[str | None] = []
+        self.no_repeat: list[object] = []
 
     def transcribe(self, audio: np.ndarray, **options: object) -> tuple[list[_Segment], None]:
         assert options["language"] and options["task"] == "transcribe"
         prompt = options["initial_prompt"]
         assert prompt is None or isinstance(prompt, str)
         self.prompts.append(prompt)
+        self.no_repeat.append(options.get("no_repeat_ngram_size", 0))
         return [_Segment(self.readings.pop(0))], None
 
 
@@ -105,3 +108,28 @@ def test_the_first_reading_counts_when_the_second_is_no_better() -> None:
     """A voice the recogniser cannot place keeps its score: the first reading is what is scored."""
     model = ScriptedModel("Please close the door slowly.", "Close the door please.")
     assert hear(model, AUDIO, "hi", 1) == "Please close the door slowly."
+
+
+def test_three_of_a_word_in_a_row_is_a_loop_and_two_are_not() -> None:
+    assert loops("اسمان میں بادل چھائے ہوئے تھے اور ہوا تھا تھا تھا تھا")
+    assert loops("and then then then.")
+    assert not loops("میری بہن کو گانا گانا بہت پسند ہے")  # the text's own "गाना गाना"
+    assert not loops("ہوا تھا تھا")
+    assert not loops("a b a b a b")
+
+
+def test_a_reading_stuck_in_a_loop_is_decoded_again_with_repeats_forbidden() -> None:
+    model = ScriptedModel("ہوا تھا تھا تھا تھا", "اور حواہ تندی تھی")
+    assert hear(model, AUDIO, "hi", 1) == "اور حواہ تندی تھی"
+    assert model.no_repeat == [0, NO_REPEAT_TOKENS] and model.prompts == [None, None]
+
+
+def test_a_loop_after_the_prompt_is_decoded_again_with_the_prompt() -> None:
+    model = ScriptedModel("The wind was cold cold cold", "ہوا تھا تھا تھا تھا", "ہوا ٹھنڈی تھی")
+    assert hear(model, AUDIO, "hi", 1) == "ہوا ٹھنڈی تھی"
+    assert model.prompts == [None, PROMPTS["hi"], PROMPTS["hi"]] and model.no_repeat == [0, 0, NO_REPEAT_TOKENS]
+
+
+def test_a_loop_that_the_second_decoding_does_not_end_is_kept() -> None:
+    model = ScriptedModel("ہوا تھا تھا تھا تھا", "ہوا تھا تھا تھا")
+    assert hear(model, AUDIO, "hi", 1) == "ہوا تھا تھا تھا تھا"
