@@ -73,10 +73,18 @@ def spans(layout: Layout, timeline: Timeline, *, chapter_scope: bool, chapters: 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     loudness: list[float]  # LUFS per span
-    true_peak_dbfs: float
+    true_peak_dbfs: float  # the file's
+    peaks_dbfs: list[float] = field(default_factory=list)  # per span; empty: the file's for each
 
     def misses(self, target_lufs: float) -> list[bool]:
         return [math.isfinite(v) and abs(v - target_lufs) > AIM_LU for v in self.loudness]
+
+    def span_peaks(self) -> list[float]:
+        return self.peaks_dbfs or [self.true_peak_dbfs] * len(self.loudness)
+
+    def peaks_over(self) -> list[bool]:
+        """Each span's true peak over the ceiling, or too near it to trust another meter."""
+        return [p > CEILING_DBFS - PEAK_MARGIN_DB for p in self.span_peaks()]
 
     def peak_over(self) -> bool:
         return self.true_peak_dbfs > CEILING_DBFS - PEAK_MARGIN_DB
@@ -102,14 +110,19 @@ def best_kept(tried: Sequence[Verdict], target_lufs: float) -> int | None:
     return min(kept, key=lambda i: tried[i].worst_miss_lu(target_lufs)) if kept else None
 
 
-def last_resort(tried: Sequence[tuple[Measured, Verdict]], target_lufs: float) -> Measured:
+def last_resort(tried: Sequence[tuple[Measured, Verdict]], target_lufs: float, parts: Sequence[Span]) -> Measured:
     """Levels for one more render when no render kept the promise: the gains of the render
-    closest to the target, under a limiter ceiling lowered by that render's overshoot and the
-    codec's headroom once more. Loudness gives a little (the limiter takes it only at peaks) so
-    that the file is under the ceiling, which a retailer rejects a file for."""
+    closest to the target, under a limiter ceiling lowered, in each span whose peak was over it,
+    by that span's overshoot and the codec's headroom once more. Loudness gives a little (the
+    limiter takes it only at peaks) so that the file is under the ceiling, which a retailer
+    rejects a file for."""
     levels, seen = min(tried, key=lambda pair: pair[1].worst_miss_lu(target_lufs))
-    over_db = max(seen.true_peak_dbfs - CEILING_DBFS, 0.0) + PEAK_MARGIN_DB
-    return replace(levels, ceiling=levels.ceiling * 10 ** (-(over_db + _LAST_RESORT_DB) / 20))
+    ceilings = list(levels.ceilings)
+    for span, peak, over in zip(parts, seen.span_peaks(), seen.peaks_over(), strict=True):
+        if over:
+            lower = 10 ** (-(max(peak - CEILING_DBFS, 0.0) + PEAK_MARGIN_DB + _LAST_RESORT_DB) / 20)
+            ceilings[span.first : span.stop] = [c * lower for c in ceilings[span.first : span.stop]]
+    return replace(levels, ceilings=ceilings)
 
 
 def cuts_s(parts: Sequence[Span]) -> list[float]:
@@ -122,7 +135,7 @@ def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:
     """``levels`` of a file measured with :func:`cuts_s` of ``parts``."""
     if len(levels.parts) != len(parts):
         raise ValueError(f"the file was measured in {len(levels.parts)} parts, not {len(parts)}")
-    return Verdict([levels.loudness(i) for i in range(len(parts))], levels.true_peak_dbfs)
+    return Verdict([levels.loudness(i) for i in range(len(parts))], levels.true_peak_dbfs, levels.part_peaks_dbfs)
 
 
 def secant_gain_db(past: Sequence[tuple[float, float]], target_lufs: float) -> float:
@@ -138,28 +151,35 @@ def secant_gain_db(past: Sequence[tuple[float, float]], target_lufs: float) -> f
 
 @dataclass
 class Corrector:
-    """Each span's history of (gain dB, decoded loudness) and the limiter's extra headroom."""
+    """Each span's history of (gain dB, decoded loudness) and its limiter's extra headroom."""
 
     fmt: str
     target_lufs: float
     parts: list[Span]
-    extra_db: float = 0.0
+    extra_db: list[float] = field(default_factory=list)
     history: list[list[tuple[float, float]]] = field(default_factory=list)
 
     def next_levels(self, levels: Measured, seen: Verdict) -> Measured:
         """``levels`` (what the file was rendered with) corrected by what its decoding measured:
-        the gain of each span that missed the aim, and the ceiling when the peak was over it."""
+        the gain of each span that missed the aim, and the ceiling of each span whose peak was
+        over it. A span that met both keeps its levels: an edit in one chapter does not move the
+        others."""
         if not self.history:
             self.history = [[] for _ in self.parts]
-        if seen.peak_over():
-            self.extra_db += seen.true_peak_dbfs - (CEILING_DBFS - PEAK_MARGIN_DB) + 0.1
-        gains = list(levels.gains)
-        for span, past, loudness in zip(self.parts, self.history, seen.loudness, strict=True):
-            if not math.isfinite(loudness) or span.stop <= span.first:
+            self.extra_db = [0.0] * len(self.parts)
+        gains, ceilings = list(levels.gains), list(levels.ceilings)
+        for i, (span, past, loudness) in enumerate(zip(self.parts, self.history, seen.loudness, strict=True)):
+            if span.stop <= span.first:
+                continue
+            peak = seen.span_peaks()[i]
+            if seen.peaks_over()[i]:
+                self.extra_db[i] += peak - (CEILING_DBFS - PEAK_MARGIN_DB) + 0.1
+                ceilings[span.first : span.stop] = [limiter_ceiling(self.fmt, self.extra_db[i])] * (span.stop - span.first)
+            if not math.isfinite(loudness):
                 continue
             past.append((20 * math.log10(max(gains[span.first], 1e-9)), loudness))
             if abs(loudness - self.target_lufs) <= AIM_LU:
-                continue  # kept as it is: an edit in one chapter does not move the others
+                continue
             new_gain = float(10 ** (secant_gain_db(past, self.target_lufs) / 20))
             gains[span.first : span.stop] = [new_gain] * (span.stop - span.first)
-        return Measured(levels.timeline, levels.peaks, gains, limiter_ceiling(self.fmt, self.extra_db))
+        return Measured(levels.timeline, levels.peaks, gains, ceilings)

@@ -44,7 +44,6 @@ from speech.audio import (
 )
 from store.objects.base import ObjectStore
 
-TRUE_PEAK_DBFS: Final = -3.0
 #: A stretch whose sample peak after the gain stays this far under the ceiling cannot have a true
 #: peak over it (inter-sample overs of speech are well under 1 dB): it skips the limiter.
 LIMIT_MARGIN: Final = 10 ** (-3.0 / 20)
@@ -81,13 +80,14 @@ class Measured:
     timeline: Timeline
     peaks: Sequence[float]  # each chunk's sample peak
     gains: Sequence[float]  # each chunk's gain, linear: the book's one gain, or its chapter's
-    #: The limiter's true-peak ceiling, linear: under the promised one by the codec's headroom
-    #: (``books.conformance.limiter_ceiling``), since encoding moves peaks after the limiter.
-    ceiling: float = 10 ** (TRUE_PEAK_DBFS / 20)
+    #: Each chunk's limiter ceiling (true peak, linear), as its gain is: under the promised one by
+    #: the codec's headroom (``books.conformance.limiter_ceiling``), since encoding moves peaks
+    #: after the limiter, and lowered for a chapter whose decoded peak was still over it.
+    ceilings: Sequence[float]
 
     @classmethod
     def one_gain(cls, timeline: Timeline, peaks: Sequence[float], gain: float, ceiling: float) -> Measured:
-        return cls(timeline, peaks, [gain] * len(timeline.offsets), ceiling)
+        return cls(timeline, peaks, [gain] * len(timeline.offsets), [ceiling] * len(timeline.offsets))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +158,9 @@ def _segment_blocks(objects: ObjectStore, job_id: uuid.UUID, book: Measured, seg
     start_native = timeline.offsets[segment.first] - timeline.pauses[segment.first] if segment.first else 0
     position = int(round(start_native * ratio))  # output sample of the resampler's first output
     resampler = StreamResampler(timeline.native_rate, out_rate)
-    ceiling = book.ceiling
     previous_peak = 0.0  # after its gain
 
-    def cut(y: np.ndarray, gain: np.float32, peak: float) -> np.ndarray:
+    def cut(y: np.ndarray, gain: np.float32, peak: float, ceiling: float) -> np.ndarray:
         nonlocal position
         a, b = max(segment.begin - position, 0), min(segment.end - position, len(y))
         position += len(y)
@@ -171,19 +170,19 @@ def _segment_blocks(objects: ObjectStore, job_id: uuid.UUID, book: Measured, seg
         return limit_peaks(y, out_rate, ceiling) if peak > ceiling * LIMIT_MARGIN else y
 
     chunks = fetch_audio(objects, job_id, segment.first, segment.stop, timeline.keys)
-    gain = np.float32(1.0)
+    gain, ceiling = np.float32(1.0), float(book.ceilings[segment.first]) if segment.stop > segment.first else 1.0
     for index, pcm in zip(range(segment.first, segment.stop), chunks, strict=True):
         samples = faded(pcm, timeline.native_rate)
         pause = timeline.pauses[index]
         block = np.concatenate([np.zeros(pause, dtype=np.float32), samples]) if pause else samples
-        gain = np.float32(book.gains[index])
+        gain, ceiling = np.float32(book.gains[index]), float(book.ceilings[index])
         peak = book.peaks[index] * float(gain)
         # The resampler holds back a few milliseconds: a block may end with the previous chunk's
-        # tail, under this chunk's gain (they differ only at a chapter's start, in chapter scope,
-        # where that tail is the faded end of the chapter before: silence or nearly).
-        yield cut(resampler.process(block), gain, max(peak, previous_peak))
+        # tail, under this chunk's gain and ceiling (they differ only at a chapter's start, in
+        # chapter scope, where that tail is the faded end of the chapter before: silence or nearly).
+        yield cut(resampler.process(block), gain, max(peak, previous_peak), ceiling)
         previous_peak = peak
-    yield cut(resampler.flush(), gain, previous_peak)
+    yield cut(resampler.flush(), gain, previous_peak, ceiling)
     if position < segment.end:  # the rest of the pause up to the join (or rounding at the end)
         yield np.zeros(segment.end - max(position, segment.begin), dtype=np.float32)
 

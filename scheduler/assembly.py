@@ -316,7 +316,7 @@ def _conform(
         render_again(levels)
     best = conformance.best_kept([seen for _, seen in tried], target)
     if best is None:
-        render_again(conformance.last_resort([(lv or rendered_with(), seen) for lv, seen in tried], target))
+        render_again(conformance.last_resort([(lv or rendered_with(), seen) for lv, seen in tried], target, parts))
         last = conformance.verdict(measure_file(audio, cuts_s=conformance.cuts_s(parts)), parts)
         log.log(
             logging.INFO if last.keeps_promise(target) else logging.WARNING,

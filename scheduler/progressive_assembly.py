@@ -361,7 +361,7 @@ def _submit(pool: Executor, objects: ObjectStore, book: Book) -> list[tuple[str,
         return [(key, None) for key in keys]
     loud = _load(objects, book.job_id, [i for s, _ in todo for i in range(s.first, s.stop)])
     peaks = [loud[i].peak if i in loud else 0.0 for i in range(len(gains))]
-    levels = Measured(book.timeline, peaks, [linear(g) for g in known], limiter_ceiling(book.fmt))
+    levels = Measured(book.timeline, peaks, [linear(g) for g in known], [limiter_ceiling(book.fmt)] * len(known))
     futures = {key: pool.submit(encode_and_store, objects, book, levels, s, key) for s, key in todo}
     return [(key, futures.get(key)) for key in keys]
 
@@ -421,7 +421,7 @@ def levels(objects: ObjectStore, book: Book) -> Measured:
     gains = [0 if g is None else g for g in _gains(objects, book)]  # closed: none is None
     loud = _load(objects, book.job_id, range(len(gains)))
     peaks = [loud[i].peak for i in range(len(gains))]
-    return Measured(book.timeline, peaks, [linear(g) for g in gains], limiter_ceiling(book.fmt))
+    return Measured(book.timeline, peaks, [linear(g) for g in gains], [limiter_ceiling(book.fmt)] * len(gains))
 
 
 def render_again(objects: ObjectStore, book: Book, levels: Measured, path: Path, *, metadata: Metadata | None, workers: int) -> int:

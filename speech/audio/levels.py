@@ -41,6 +41,11 @@ class FileLevels:
     samples: int
     parts: tuple[np.ndarray, ...]  # per part, its completed segments; the last part's partial one too
     true_peak: float  # linear
+    part_peaks: tuple[float, ...] = ()  # each part's true peak, linear
+
+    @property
+    def part_peaks_dbfs(self) -> list[float]:
+        return [20.0 * math.log10(p) if p > 0 else float("-inf") for p in self.part_peaks]
 
     @property
     def true_peak_dbfs(self) -> float:
@@ -85,9 +90,10 @@ def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
     meter: LoudnessMeter | None = None
     parts: list[np.ndarray] = []
     rate = 0
-    peak = 0.0
     fed = 0  # samples fed to the meters so far
-    cuts: list[int] = []
+    cuts: list[int] = []  # the cuts ahead of the meter
+    bounds = np.zeros(0, dtype=np.int64)  # every cut, for the peaks
+    peaks: list[float] = []  # per part
     pending: list[np.ndarray] = []
     held = 0
     context = np.zeros(0, dtype=np.float32)
@@ -104,15 +110,25 @@ def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
         meter.add(block)
         fed += len(block)
 
+    def peak_parts(envelope: np.ndarray, start: int) -> None:
+        """Each sample's envelope into the peak of the part the sample is in (``start``: the
+        file position of the envelope's first sample)."""
+        edges = np.searchsorted(bounds, [start, start + len(envelope)], side="right")
+        split = [int(b) - start for b in bounds[edges[0] : edges[1]]]
+        for part, piece in enumerate(np.split(envelope, split), start=int(edges[0])):
+            if len(piece):
+                peaks[part] = max(peaks[part], float(piece.max()))
+
     def flush() -> None:
-        nonlocal peak, context, held
+        nonlocal context, held
+        begin = fed - len(context)  # the file position of the block's first sample
         if meter is not None and pending:
             # The meter is stream-invariant (its filter state and 100 ms segments carry across
             # calls): one call per 10 s instead of one per 1,152-sample frame costs a tenth.
             feed(np.concatenate(pending))
         block = np.concatenate([context, *pending])
         if len(block):
-            peak = max(peak, float(true_peak_envelope(block, rate).max()))
+            peak_parts(true_peak_envelope(block, rate), begin)
             context = block[-_CONTEXT:]
         pending.clear()
         held = 0
@@ -122,6 +138,8 @@ def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
             if meter is None:
                 meter = LoudnessMeter(rate)
                 cuts = sorted({c for c in (int(round(s * rate)) for s in cuts_s) if c > 0})
+                bounds = np.asarray(cuts, dtype=np.int64)
+                peaks = [0.0] * (len(cuts) + 1)
             pending.append(block)
             held += len(block)
             if held >= _BLOCK_S * rate:
@@ -130,8 +148,10 @@ def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
     except (av.FFmpegError, ValueError, OSError) as exc:
         raise EncodeError(f"cannot decode the file to measure it: {exc}") from exc
     if meter is None:
-        return FileLevels(sample_rate=0, samples=0, parts=(np.zeros(0),), true_peak=0.0)
+        return FileLevels(sample_rate=0, samples=0, parts=(np.zeros(0),), true_peak=0.0, part_peaks=(0.0,))
     # the whole file's last segment counts partial, as BS.1770 reads a file; a part's ends where it is cut
     parts.append(meter.energies() if not parts else np.asarray(meter.completed(), dtype=np.float64))
     parts.extend(np.zeros(0) for _ in cuts)  # cuts past the end: empty parts
-    return FileLevels(sample_rate=rate, samples=fed, parts=tuple(parts), true_peak=peak)
+    return FileLevels(
+        sample_rate=rate, samples=fed, parts=tuple(parts), true_peak=max(peaks), part_peaks=tuple(peaks)
+    )

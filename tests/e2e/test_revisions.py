@@ -18,10 +18,10 @@ is rendered again by the same account.
   so no two renders of a sentence are equal, reused or not; the fresh render is compared by its
   plan (the same chunks in the same order).
 - Louder targets: the delivered file's loudness loop (``books.conformance``) renders again while
-  a chapter misses its target, and corrects only the chapters that missed, so at -19 LUFS (three
+  a chapter misses its target or its true peak is over the ceiling, and corrects only the
+  chapters that did (each chapter's gain and limiter ceiling its own), so at -19 LUFS (three
   renders: joe's crest meets the limiter) every chapter outside the edit was the same sample for
-  sample as well, in the run that checked it. What still couples chapters there: the limiter's
-  ceiling is the book's, lowered for all when the file's true peak is over it.
+  sample as well, in the run that checked it.
 """
 
 from __future__ import annotations

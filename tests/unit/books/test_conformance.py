@@ -50,7 +50,7 @@ def test_the_secant_brings_each_chapter_to_the_target_under_a_limiter_within_the
     timeline = _timeline()
     spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
     native = [-30.0, -26.0]  # each chapter's loudness before any gain
-    levels = Measured(timeline, [0.5] * 4, [10 ** (11 / 20)] * 2 + [10 ** (7 / 20)] * 2, conformance.limiter_ceiling("mp3"))
+    levels = Measured(timeline, [0.5] * 4, [10 ** (11 / 20)] * 2 + [10 ** (7 / 20)] * 2, [conformance.limiter_ceiling("mp3")] * 4)
     corrector = Corrector("mp3", -19.0, spans)
     for _ in range(conformance.MAX_RENDERS):
         db = [20 * math.log10(levels.gains[s.first]) for s in spans]
@@ -65,9 +65,9 @@ def test_the_secant_brings_each_chapter_to_the_target_under_a_limiter_within_the
 def test_a_peak_over_the_ceiling_lowers_the_limiter_by_the_overshoot() -> None:
     timeline = _timeline()
     before = conformance.limiter_ceiling("mp3")
-    levels = Measured(timeline, [0.5] * 4, [1.0] * 4, before)
+    levels = Measured(timeline, [0.5] * 4, [1.0] * 4, [before] * 4)
     after = Corrector("mp3", -19.0, [Span(0, 4, 0.0)]).next_levels(levels, Verdict([-19.0], -2.7))
-    assert 20 * math.log10(before / after.ceiling) >= 0.3
+    assert all(20 * math.log10(before / c) >= 0.3 for c in after.ceilings)
     assert np.allclose(after.gains, levels.gains)  # the loudness was right: the gain stays
 
 
@@ -76,11 +76,26 @@ def test_a_span_within_the_aim_keeps_its_gain_when_another_is_corrected() -> Non
     another one: a correction there would move audio that did not need it (a revised book's
     chapters outside the edit would differ from the first render's)."""
     timeline = _timeline()
-    levels = Measured(timeline, [0.5] * 4, [1.0, 1.0, 2.0, 2.0], conformance.limiter_ceiling("mp3"))
+    levels = Measured(timeline, [0.5] * 4, [1.0, 1.0, 2.0, 2.0], [conformance.limiter_ceiling("mp3")] * 4)
     spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
     after = Corrector("mp3", -19.0, spans).next_levels(levels, Verdict([-19.15, -20.0], -3.5))
     assert after.gains[:2] == [1.0, 1.0]
     assert 20 * math.log10(after.gains[2] / 2.0) == pytest.approx(1.0)
+
+
+def test_only_the_chapter_whose_peak_is_over_gets_a_lower_ceiling() -> None:
+    """A chapter's limiter is its own: an over in chapter two lowers chapter two's ceiling, and
+    chapter one, under the ceiling, renders as it did (in the correction and in the last resort)."""
+    timeline = _timeline()
+    before = conformance.limiter_ceiling("mp3")
+    levels = Measured(timeline, [0.5] * 4, [1.0] * 4, [before] * 4)
+    spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
+    seen = Verdict([-19.0, -19.0], -2.7, [-5.0, -2.7])
+    after = Corrector("mp3", -19.0, spans).next_levels(levels, seen)
+    assert after.ceilings[:2] == [before, before] and after.gains == levels.gains
+    assert all(20 * math.log10(before / c) >= 0.3 for c in after.ceilings[2:])
+    last = conformance.last_resort([(levels, seen)], -19.0, spans)
+    assert last.ceilings[:2] == [before, before] and all(c < before for c in last.ceilings[2:])
 
 
 def test_the_render_that_kept_the_promise_is_delivered_when_a_later_one_broke_it() -> None:
@@ -97,10 +112,11 @@ def test_the_render_that_kept_the_promise_is_delivered_when_a_later_one_broke_it
 def test_the_last_resort_keeps_the_closest_gains_under_a_ceiling_lowered_by_the_overshoot() -> None:
     timeline = _timeline()
     ceiling = conformance.limiter_ceiling("mp3")
-    far = Measured(timeline, [0.5] * 4, [1.0] * 4, ceiling)
-    near = Measured(timeline, [0.5] * 4, [1.2] * 4, ceiling * 0.95)
-    levels = conformance.last_resort([(far, Verdict([-20.4], -3.3)), (near, Verdict([-19.1], -2.6))], -19.0)
+    far = Measured(timeline, [0.5] * 4, [1.0] * 4, [ceiling] * 4)
+    near = Measured(timeline, [0.5] * 4, [1.2] * 4, [ceiling * 0.95] * 4)
+    book = [Span(0, 4, 0.0)]
+    levels = conformance.last_resort([(far, Verdict([-20.4], -3.3)), (near, Verdict([-19.1], -2.6))], -19.0, book)
     assert levels.gains == near.gains
-    lowered_db = 20 * math.log10(near.ceiling / levels.ceiling)
+    lowered_db = 20 * math.log10(near.ceilings[0] / levels.ceilings[0])
     assert lowered_db >= 0.4 + conformance.PEAK_MARGIN_DB  # the 0.4 dB it was over, and more
     assert lowered_db <= 1.5

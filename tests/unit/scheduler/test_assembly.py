@@ -13,7 +13,7 @@ import av
 import numpy as np
 import pytest
 
-from books import conformance, rendering, timeline
+from books import conformance, timeline
 from books.chunks import chunk_audio_key, chunk_meta_key
 from books.layout import ChapterMark, Layout
 from scheduler import assembly
@@ -83,7 +83,7 @@ def test_wav_is_the_whole_book_at_the_target_loudness_and_under_the_peak_ceiling
     assert abs(len(samples) - native * 24000 / RATE) <= 2
     assert len(samples) / 24000 == pytest.approx(rendered.duration_s)
     assert integrated_loudness(samples, 24000) == pytest.approx(assembly.TARGET_LUFS, abs=conformance.AIM_LU + 0.01)
-    assert true_peak_level(samples, 24000) <= rendering.TRUE_PEAK_DBFS
+    assert true_peak_level(samples, 24000) <= conformance.CEILING_DBFS
 
     # The same as joining the whole book in memory and normalising it at once (the old way), up to
     # the correction that brought the limited file back to the target.
@@ -114,7 +114,7 @@ def test_the_loudness_target_is_the_jobs_own(book, tmp_path: Path) -> None:  # t
             rate = w.getframerate()
             samples = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32767
         measured[target] = integrated_loudness(samples, rate)
-        assert true_peak_level(samples, rate) <= rendering.TRUE_PEAK_DBFS + 0.2
+        assert true_peak_level(samples, rate) <= conformance.CEILING_DBFS + 0.2
     assert measured[-25.0] == pytest.approx(-25.0, abs=0.5)
     assert measured[-21.0] == pytest.approx(-21.0, abs=0.5)
     assert measured[-21.0] < measured[-16.0] <= -16.0 + 0.5
@@ -306,7 +306,7 @@ def test_the_loop_delivers_again_the_render_that_kept_the_promise_when_its_last_
     assert not any(v.ok(target) for v in seen)
 
     timeline = Timeline.build(rate, [0], [len(t)])
-    first = Measured(timeline, [0.5], [1.0], conformance.limiter_ceiling("wav"))
+    first = Measured(timeline, [0.5], [1.0], [conformance.limiter_ceiling("wav")])
     audio = tmp_path / "audio.wav"
     audio.write_bytes(files[0].read_bytes())
     calls: list[Measured] = []

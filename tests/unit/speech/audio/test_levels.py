@@ -56,6 +56,25 @@ def test_measure_file_reads_what_an_independent_meter_reads(fmt: str, tmp_path: 
         piece = y[int(round(a * RATE)) : int(round(b * RATE))]
         assert cut.loudness(part) == pytest.approx(pyloudnorm.Meter(RATE).integrated_loudness(piece), abs=1e-9)
     assert cut.true_peak == levels.true_peak and cut.samples == levels.samples
+    assert max(cut.part_peaks) == cut.true_peak and levels.part_peaks == (levels.true_peak,)
+
+
+def test_each_part_has_its_own_true_peak(tmp_path: Path) -> None:
+    """A burst in the second part is that part's peak, not the others' (a chapter's limiter is
+    lowered for its own overs only)."""
+    x = 0.5 * _speechlike(25.0)
+    burst = np.arange(400)
+    x[int(12.0 * RATE) : int(12.0 * RATE) + 400] = 0.9 * np.sin(2 * np.pi * 1000 * burst / RATE)
+    path = tmp_path / "x.wav"
+    encoder = open_file_encoder("wav", RATE, path)
+    encoder.write(x)
+    encoder.finish()
+    levels = measure_file(path, cuts_s=[10.0, 20.0])
+    y = _decoded(path)
+    for part, (a, b) in enumerate([(0, 10 * RATE), (10 * RATE, 20 * RATE), (20 * RATE, len(y))]):
+        independent = 20 * math.log10(float(np.max(np.abs(resample_poly(y[a:b], 4, 1)))))
+        assert levels.part_peaks_dbfs[part] == pytest.approx(independent, abs=0.1)
+    assert levels.part_peaks_dbfs[1] > levels.part_peaks_dbfs[0] + 6 and levels.true_peak == levels.part_peaks[1]
 
 
 @pytest.mark.parametrize("fmt", ["wav", "mp3", "m4b", "opus", "flac"])
