@@ -211,3 +211,31 @@ def test_a_chapter_that_misses_its_target_is_corrected_ahead_and_the_book_is_not
     for chapter in rendered.chapters:  # each chapter, as an independent meter reads the file
         piece = samples[int(chapter.start * 24000) : int((chapter.end or 0) * 24000)].astype(np.float64)
         assert pyloudnorm.Meter(24000).integrated_loudness(piece) == pytest.approx(assembly.TARGET_LUFS, abs=0.25)
+
+
+def test_each_chapter_is_limited_under_its_own_ceiling(chunks: list[np.ndarray], tmp_path: Path) -> None:
+    """Chapter two's limiter ceiling lowered by 3 dB (as ``books.conformance`` lowers the ceiling
+    of a chapter whose decoded peak was over it) limits chapter two alone: the chapters around it
+    are the same sample for sample, though every chapter's peaks reach its limiter."""
+    from books.rendering import Measured
+    from speech.audio import true_peak_level
+
+    timeline = Timeline.build(RATE, PAUSES, [len(c) for c in chunks])
+    objects, job_id = _new_book(tmp_path, "book")
+    _write_chunks(objects, job_id, chunks, list(range(len(chunks))))
+    peaks = [float(np.max(np.abs(faded(c.astype(np.float32) / 32767, RATE)))) for c in chunks]
+    gains = [0.9 / max(peaks[first:stop]) for first, stop in progressive_assembly.chapter_spans(Layout(PAUSES, CHAPTERS))
+             for _ in range(first, stop)]  # every chapter's loudest chunk at 0.9, over the ceilings
+    ceiling, lower = 10 ** (-3.5 / 20), 10 ** (-6.5 / 20)
+    rendered = {}
+    for name, ceilings in [("same", [ceiling] * len(chunks)), ("lowered", [ceiling] * 4 + [lower] * 4 + [ceiling] * 3)]:
+        path = tmp_path / f"{name}.wav"
+        rendering.render_audio(objects, job_id, Measured(timeline, peaks, gains, ceilings), "wav", RATE, path, metadata=None, workers=1)
+        rendered[name] = _decode(path).astype(np.float32) / 32767
+    starts = [timeline.offsets[i] - timeline.pauses[i] for i in (4, 8)]
+    same, lowered = rendered["same"], rendered["lowered"]
+    np.testing.assert_array_equal(same[: starts[0]], lowered[: starts[0]])
+    np.testing.assert_array_equal(same[starts[1] :], lowered[starts[1] :])
+    two = slice(starts[0], starts[1])
+    assert true_peak_level(same[two], RATE) > -5.0
+    assert true_peak_level(lowered[two], RATE) <= -6.5 + 0.2
