@@ -106,7 +106,7 @@ def main() -> None:
     from speech.engines.registry import load_engine
 
     catalog = Catalog.load()
-    cached = {} if args.fresh else _load_cache(args.lang)
+    cached = _load_cache(args.lang)  # --fresh replaces the entries it speaks again, and keeps the rest
     kernels = os.environ.get("ATEN_CPU_CAPABILITY", "native")
     runs = [(speaker, pack) for pack in args.pack or [None] for speaker in args.speakers]
     for speaker, pack in runs:
@@ -123,7 +123,7 @@ def main() -> None:
             prepared = prepare(text, args.lang)
             said = "\n".join(engine.phonemize(s) for s in prepared)
             key = _key(speaker, str(voice.pack), args.dtype, kernels, said)
-            if key in cached:
+            if key in cached and not args.fresh:
                 heard = cached[key]
             else:
                 chunks = engine.synthesize(prepared)

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.browser.conftest import ADMIN_TOKEN, ARTIFACTS, Console
@@ -58,6 +59,19 @@ def open_page(console: Console, page: str) -> None:
     WebDriverWait(console.driver, 10).until(
         lambda d: d.execute_script(f"return !document.getElementById('page-{page}').hidden")
     )
+
+
+def pick(console: Console, label: str, value: str) -> None:
+    """Choose ``value`` in the select labelled ``label`` as a user does, again if the page drew
+    the select's options anew meanwhile (a list that landed: the options Selenium held are gone,
+    the value picked is kept across the redraw)."""
+    for attempt in range(3):
+        try:
+            Select(control(console, label)).select_by_value(value)
+            return
+        except StaleElementReferenceException:
+            if attempt == 2:
+                raise
 
 
 def wait_for(console: Console, script: str, timeout: float, message: str) -> Any:
@@ -819,13 +833,13 @@ def test_a_late_key_list_for_the_previous_account_never_replaces_the_new_ones(co
     fill(console, "Admin token", ADMIN_TOKEN)
     control(console, "Open").click()
     wait_for(console, f"return !!document.querySelector('tr[data-account=\"{new_account}\"]')", 10, "account not listed")
+    wait_for(console, "return !document.querySelector('[aria-busy]')", 10, "admin loading")
     row = "return !!document.querySelector('#keys-body tr[data-prefix^=\"%s\"]')"
     with answers_held_back(console, f"/accounts/{old_account}/keys"):
-        picker = Select(control(console, "Key account"))
-        picker.select_by_value(new_account)  # so that picking the old one below is a change
+        pick(console, "Key account", new_account)  # so that picking the old one below is a change
         wait_for(console, row % new_key[:8], 10, "the new account's key not listed")
-        picker.select_by_value(old_account)
-        picker.select_by_value(new_account)
+        pick(console, "Key account", old_account)
+        pick(console, "Key account", new_account)
         wait_for(console, row % new_key[:8], 10, "the new account's key not listed")
         time.sleep(LATE_MS / 1000 + 0.5)  # past the previous account's late answer
         assert console.driver.execute_script(row % new_key[:8]), "the previous account's late list replaced it"
