@@ -833,6 +833,8 @@ def test_a_late_key_list_for_the_previous_account_never_replaces_the_new_ones(co
     fill(console, "Admin token", ADMIN_TOKEN)
     control(console, "Open").click()
     wait_for(console, f"return !!document.querySelector('tr[data-account=\"{new_account}\"]')", 10, "account not listed")
+    # Showing the page opened it already with the token an earlier test gave (``shown``), and
+    # Open again: the second drawing of the accounts replaces the picker's options, so wait for both.
     wait_for(console, "return !document.querySelector('[aria-busy]')", 10, "admin loading")
     row = "return !!document.querySelector('#keys-body tr[data-prefix^=\"%s\"]')"
     with answers_held_back(console, f"/accounts/{old_account}/keys"):
