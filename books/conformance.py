@@ -73,18 +73,19 @@ def spans(layout: Layout, timeline: Timeline, *, chapter_scope: bool, chapters: 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     loudness: list[float]  # LUFS per span
-    true_peak_dbfs: float  # the file's
-    peaks_dbfs: list[float] = field(default_factory=list)  # per span; empty: the file's for each
+    peaks_dbfs: list[float]  # true peak per span
+
+    @property
+    def true_peak_dbfs(self) -> float:
+        """The file's."""
+        return max(self.peaks_dbfs, default=float("-inf"))
 
     def misses(self, target_lufs: float) -> list[bool]:
         return [math.isfinite(v) and abs(v - target_lufs) > AIM_LU for v in self.loudness]
 
-    def span_peaks(self) -> list[float]:
-        return self.peaks_dbfs or [self.true_peak_dbfs] * len(self.loudness)
-
     def peaks_over(self) -> list[bool]:
         """Each span's true peak over the ceiling, or too near it to trust another meter."""
-        return [p > CEILING_DBFS - PEAK_MARGIN_DB for p in self.span_peaks()]
+        return [p > CEILING_DBFS - PEAK_MARGIN_DB for p in self.peaks_dbfs]
 
     def peak_over(self) -> bool:
         return self.true_peak_dbfs > CEILING_DBFS - PEAK_MARGIN_DB
@@ -118,7 +119,7 @@ def last_resort(tried: Sequence[tuple[Measured, Verdict]], target_lufs: float, p
     rejects a file for."""
     levels, seen = min(tried, key=lambda pair: pair[1].worst_miss_lu(target_lufs))
     ceilings = list(levels.ceilings)
-    for span, peak, over in zip(parts, seen.span_peaks(), seen.peaks_over(), strict=True):
+    for span, peak, over in zip(parts, seen.peaks_dbfs, seen.peaks_over(), strict=True):
         if over:
             lower = 10 ** (-(max(peak - CEILING_DBFS, 0.0) + PEAK_MARGIN_DB + _LAST_RESORT_DB) / 20)
             ceilings[span.first : span.stop] = [c * lower for c in ceilings[span.first : span.stop]]
@@ -135,7 +136,7 @@ def verdict(levels: FileLevels, parts: Sequence[Span]) -> Verdict:
     """``levels`` of a file measured with :func:`cuts_s` of ``parts``."""
     if len(levels.parts) != len(parts):
         raise ValueError(f"the file was measured in {len(levels.parts)} parts, not {len(parts)}")
-    return Verdict([levels.loudness(i) for i in range(len(parts))], levels.true_peak_dbfs, levels.part_peaks_dbfs)
+    return Verdict([levels.loudness(i) for i in range(len(parts))], levels.part_peaks_dbfs)
 
 
 def secant_gain_db(past: Sequence[tuple[float, float]], target_lufs: float) -> float:
@@ -168,11 +169,11 @@ class Corrector:
             self.history = [[] for _ in self.parts]
             self.extra_db = [0.0] * len(self.parts)
         gains, ceilings = list(levels.gains), list(levels.ceilings)
-        for i, (span, past, loudness) in enumerate(zip(self.parts, self.history, seen.loudness, strict=True)):
+        spans = zip(self.parts, self.history, seen.loudness, seen.peaks_dbfs, seen.peaks_over(), strict=True)
+        for i, (span, past, loudness, peak, over) in enumerate(spans):
             if span.stop <= span.first:
                 continue
-            peak = seen.span_peaks()[i]
-            if seen.peaks_over()[i]:
+            if over:
                 self.extra_db[i] += peak - (CEILING_DBFS - PEAK_MARGIN_DB) + 0.1
                 ceilings[span.first : span.stop] = [limiter_ceiling(self.fmt, self.extra_db[i])] * (span.stop - span.first)
             if not math.isfinite(loudness):

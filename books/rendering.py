@@ -170,7 +170,7 @@ def _segment_blocks(objects: ObjectStore, job_id: uuid.UUID, book: Measured, seg
         return limit_peaks(y, out_rate, ceiling) if peak > ceiling * LIMIT_MARGIN else y
 
     chunks = fetch_audio(objects, job_id, segment.first, segment.stop, timeline.keys)
-    gain, ceiling = np.float32(1.0), float(book.ceilings[segment.first]) if segment.stop > segment.first else 1.0
+    gain, ceiling = np.float32(1.0), 1.0
     for index, pcm in zip(range(segment.first, segment.stop), chunks, strict=True):
         samples = faded(pcm, timeline.native_rate)
         pause = timeline.pauses[index]

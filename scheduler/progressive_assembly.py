@@ -302,7 +302,7 @@ def _decoded_loudness(
     base = segments[0].begin  # where the joined part starts in the whole file (output samples)
     start = 0 if first == 0 else (timeline.offsets[first] - timeline.pauses[first]) * ratio - base
     end = None if stop >= len(timeline.offsets) else (timeline.offsets[stop] - timeline.pauses[stop]) * ratio - base
-    cuts = [c / book.out_rate for c in (start, end) if c is not None]
+    cuts = [c / book.out_rate for c in (start, end) if c is not None]  # part 1: the chapter
     with tempfile.TemporaryDirectory(prefix="lector-chapter-") as tmp:
         path = Path(tmp) / f"chapter.{book.fmt}"
         joiner = SegmentJoiner(FILE_FORMATS[book.fmt], book.out_rate, path, metadata=None)
@@ -314,7 +314,7 @@ def _decoded_loudness(
             joiner.abort()
             raise
         levels = measure_file(path, cuts_s=cuts)
-    return levels.loudness(1 if int(round(start)) > 0 else 0)
+    return levels.loudness(1)
 
 
 def _encoded(pool: Executor, objects: ObjectStore, book: Book) -> list[tuple[str, Future[bytes] | None]]:

@@ -40,8 +40,12 @@ class FileLevels:
     sample_rate: int
     samples: int
     parts: tuple[np.ndarray, ...]  # per part, its completed segments; the last part's partial one too
-    true_peak: float  # linear
-    part_peaks: tuple[float, ...] = ()  # each part's true peak, linear
+    part_peaks: tuple[float, ...]  # each part's true peak, linear
+
+    @property
+    def true_peak(self) -> float:
+        """The file's, linear."""
+        return max(self.part_peaks, default=0.0)
 
     @property
     def part_peaks_dbfs(self) -> list[float]:
@@ -137,7 +141,7 @@ def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
         for rate, block in decoded_blocks(path):
             if meter is None:
                 meter = LoudnessMeter(rate)
-                cuts = sorted({c for c in (int(round(s * rate)) for s in cuts_s) if c > 0})
+                cuts = sorted(max(0, int(round(s * rate))) for s in cuts_s)  # a part per cut, empty ones too
                 bounds = np.asarray(cuts, dtype=np.int64)
                 peaks = [0.0] * (len(cuts) + 1)
             pending.append(block)
@@ -148,10 +152,10 @@ def measure_file(path: Path, *, cuts_s: Sequence[float] = ()) -> FileLevels:
     except (av.FFmpegError, ValueError, OSError) as exc:
         raise EncodeError(f"cannot decode the file to measure it: {exc}") from exc
     if meter is None:
-        return FileLevels(sample_rate=0, samples=0, parts=(np.zeros(0),), true_peak=0.0, part_peaks=(0.0,))
+        return FileLevels(sample_rate=0, samples=0, parts=(np.zeros(0),), part_peaks=(0.0,))
     # the whole file's last segment counts partial, as BS.1770 reads a file; a part's ends where it is cut
     parts.append(meter.energies() if not parts else np.asarray(meter.completed(), dtype=np.float64))
     parts.extend(np.zeros(0) for _ in cuts)  # cuts past the end: empty parts
     return FileLevels(
-        sample_rate=rate, samples=fed, parts=tuple(parts), true_peak=max(peaks), part_peaks=tuple(peaks)
+        sample_rate=rate, samples=fed, parts=tuple(parts), part_peaks=tuple(peaks)
     )

@@ -40,10 +40,10 @@ def test_chapter_scope_has_a_span_per_chapter_placed_at_its_pause() -> None:
 
 
 def test_a_verdict_misses_by_more_than_the_aim_and_flags_peaks_at_the_ceiling() -> None:
-    assert Verdict([-19.1, -19.0], -3.2).ok(-19.0)
-    assert Verdict([-19.0, -19.5], -3.2).misses(-19.0) == [False, True]
-    assert not Verdict([-19.0], -3.0).ok(-19.0)  # at the ceiling is not under it
-    assert Verdict([float("-inf")], -60.0).ok(-19.0)  # silence cannot be corrected
+    assert Verdict([-19.1, -19.0], [-3.2, -3.2]).ok(-19.0)
+    assert Verdict([-19.0, -19.5], [-3.2, -3.2]).misses(-19.0) == [False, True]
+    assert not Verdict([-19.0], [-3.0]).ok(-19.0)  # at the ceiling is not under it
+    assert Verdict([float("-inf")], [-60.0]).ok(-19.0)  # silence cannot be corrected
 
 
 def test_the_secant_brings_each_chapter_to_the_target_under_a_limiter_within_the_render_budget() -> None:
@@ -54,7 +54,7 @@ def test_the_secant_brings_each_chapter_to_the_target_under_a_limiter_within_the
     corrector = Corrector("mp3", -19.0, spans)
     for _ in range(conformance.MAX_RENDERS):
         db = [20 * math.log10(levels.gains[s.first]) for s in spans]
-        seen = Verdict([_limited(g, n) for g, n in zip(db, native, strict=True)], -3.5)
+        seen = Verdict([_limited(g, n) for g, n in zip(db, native, strict=True)], [-3.5] * 2)
         if seen.ok(-19.0):
             break
         levels = corrector.next_levels(levels, seen)
@@ -66,7 +66,7 @@ def test_a_peak_over_the_ceiling_lowers_the_limiter_by_the_overshoot() -> None:
     timeline = _timeline()
     before = conformance.limiter_ceiling("mp3")
     levels = Measured(timeline, [0.5] * 4, [1.0] * 4, [before] * 4)
-    after = Corrector("mp3", -19.0, [Span(0, 4, 0.0)]).next_levels(levels, Verdict([-19.0], -2.7))
+    after = Corrector("mp3", -19.0, [Span(0, 4, 0.0)]).next_levels(levels, Verdict([-19.0], [-2.7]))
     assert all(20 * math.log10(before / c) >= 0.3 for c in after.ceilings)
     assert np.allclose(after.gains, levels.gains)  # the loudness was right: the gain stays
 
@@ -78,7 +78,7 @@ def test_a_span_within_the_aim_keeps_its_gain_when_another_is_corrected() -> Non
     timeline = _timeline()
     levels = Measured(timeline, [0.5] * 4, [1.0, 1.0, 2.0, 2.0], [conformance.limiter_ceiling("mp3")] * 4)
     spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
-    after = Corrector("mp3", -19.0, spans).next_levels(levels, Verdict([-19.15, -20.0], -3.5))
+    after = Corrector("mp3", -19.0, spans).next_levels(levels, Verdict([-19.15, -20.0], [-3.5, -3.5]))
     assert after.gains[:2] == [1.0, 1.0]
     assert 20 * math.log10(after.gains[2] / 2.0) == pytest.approx(1.0)
 
@@ -90,7 +90,7 @@ def test_only_the_chapter_whose_peak_is_over_gets_a_lower_ceiling() -> None:
     before = conformance.limiter_ceiling("mp3")
     levels = Measured(timeline, [0.5] * 4, [1.0] * 4, [before] * 4)
     spans = [Span(0, 2, 0.0), Span(2, 4, 1.5)]
-    seen = Verdict([-19.0, -19.0], -2.7, [-5.0, -2.7])
+    seen = Verdict([-19.0, -19.0], [-5.0, -2.7])
     after = Corrector("mp3", -19.0, spans).next_levels(levels, seen)
     assert after.ceilings[:2] == [before, before] and after.gains == levels.gains
     assert all(20 * math.log10(before / c) >= 0.3 for c in after.ceilings[2:])
@@ -101,12 +101,12 @@ def test_only_the_chapter_whose_peak_is_over_gets_a_lower_ceiling() -> None:
 def test_the_render_that_kept_the_promise_is_delivered_when_a_later_one_broke_it() -> None:
     """The run that set this (joe, MP3, a noisy burst): render 3 kept the promise short of the
     aim, render 4 chased the last 0.28 LU and LAME put a peak 0.45 dB over the ceiling."""
-    tried = [Verdict([-20.44], -3.26), Verdict([-19.54], -2.75), Verdict([-19.28], -3.50), Verdict([-18.81], -2.55)]
+    tried = [Verdict([-20.44], [-3.26]), Verdict([-19.54], [-2.75]), Verdict([-19.28], [-3.50]), Verdict([-18.81], [-2.55])]
     assert best_kept(tried, -19.0) == 2
     assert best_kept(tried[:3], -19.0) == 2  # the last kept it: delivered as it is
-    assert best_kept([Verdict([-19.45], -3.3), Verdict([-19.3], -3.2), Verdict([-19.1], -2.9)], -19.0) == 1  # the closest
-    assert best_kept([Verdict([-20.44], -3.26), Verdict([-19.54], -2.75)], -19.0) is None  # none did
-    assert not Verdict([-19.0], -2.99).keeps_promise(-19.0) and Verdict([-19.5], -3.0).keeps_promise(-19.0)
+    assert best_kept([Verdict([-19.45], [-3.3]), Verdict([-19.3], [-3.2]), Verdict([-19.1], [-2.9])], -19.0) == 1  # the closest
+    assert best_kept([Verdict([-20.44], [-3.26]), Verdict([-19.54], [-2.75])], -19.0) is None  # none did
+    assert not Verdict([-19.0], [-2.99]).keeps_promise(-19.0) and Verdict([-19.5], [-3.0]).keeps_promise(-19.0)
 
 
 def test_the_last_resort_keeps_the_closest_gains_under_a_ceiling_lowered_by_the_overshoot() -> None:
@@ -115,7 +115,7 @@ def test_the_last_resort_keeps_the_closest_gains_under_a_ceiling_lowered_by_the_
     far = Measured(timeline, [0.5] * 4, [1.0] * 4, [ceiling] * 4)
     near = Measured(timeline, [0.5] * 4, [1.2] * 4, [ceiling * 0.95] * 4)
     book = [Span(0, 4, 0.0)]
-    levels = conformance.last_resort([(far, Verdict([-20.4], -3.3)), (near, Verdict([-19.1], -2.6))], -19.0, book)
+    levels = conformance.last_resort([(far, Verdict([-20.4], [-3.3])), (near, Verdict([-19.1], [-2.6]))], -19.0, book)
     assert levels.gains == near.gains
     lowered_db = 20 * math.log10(near.ceilings[0] / levels.ceilings[0])
     assert lowered_db >= 0.4 + conformance.PEAK_MARGIN_DB  # the 0.4 dB it was over, and more

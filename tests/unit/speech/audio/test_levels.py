@@ -57,6 +57,9 @@ def test_measure_file_reads_what_an_independent_meter_reads(fmt: str, tmp_path: 
         assert cut.loudness(part) == pytest.approx(pyloudnorm.Meter(RATE).integrated_loudness(piece), abs=1e-9)
     assert cut.true_peak == levels.true_peak and cut.samples == levels.samples
     assert max(cut.part_peaks) == cut.true_peak and levels.part_peaks == (levels.true_peak,)
+    # a part per cut, a cut at the start too (an empty part before it): part 1 is then the first stretch
+    at_start = measure_file(path, cuts_s=[0.0, 7.33])
+    assert len(at_start.parts) == 3 and not len(at_start.parts[0]) and at_start.loudness(1) == cut.loudness(0)
 
 
 def test_each_part_has_its_own_true_peak(tmp_path: Path) -> None:
