@@ -152,11 +152,9 @@ def retrying_conflicts(work: Callable[[], _T], *, attempts: int = 3) -> _T:
     transaction left nothing behind, and the other side (a worker's step, which Celery retries
     the same way) has gone on. A request answered 500 for it would hand the retry to a client
     that cannot know it is safe; the workers retry it as a task (``workers.tasks.TRANSIENT``)."""
-    for attempt in range(1, attempts + 1):
+    for attempt in range(2, attempts + 1):
         try:
             return work()
         except TransactionConflict as conflict:
-            if attempt == attempts:
-                raise
-            log.info("transaction aborted to break a conflict (%s): running it again, try %d", conflict, attempt + 1)
-    raise AssertionError("unreachable")
+            log.info("transaction aborted to break a conflict (%s): running it again, try %d", conflict, attempt)
+    return work()
