@@ -144,6 +144,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "graphs: fused and replayed from CUDA graphs (GPUs)",
     )
     parser.add_argument(
+        "--convolutions",
+        default="auto",
+        choices=["auto", "direct", "spectral"],
+        help="Kokoro: the generator's long convolutions direct or in the frequency domain "
+        "(auto: spectral in float32 on a CPU)",
+    )
+    parser.add_argument(
         "--reference-sentences",
         type=int,
         default=None,

@@ -27,11 +27,11 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
     import torch
 
     from speech.engines.kokoro import KokoroEngine
-    from speech.engines.kokoro.engine import resolve_compile, resolve_dtype
+    from speech.engines.kokoro.engine import resolve_compile, resolve_dtype, resolve_spectral
     from speech.engines.kokoro.phonemes import KokoroPhonemizer, token_ids
     from speech.engines.kokoro.voices import bundled_packs
     from speech.engines.kokoro.weights import model_file
-    from speech.engines.registry import KOKORO_KERNELS
+    from speech.engines.registry import KOKORO_CONVOLUTIONS, KOKORO_KERNELS
 
     dtype = resolve_dtype(args.dtype, args.device)
     compile_kernels = KOKORO_KERNELS[args.kernels]
@@ -47,11 +47,14 @@ def main(args: argparse.Namespace, sentences: Sequence[str], all_sentences: Sequ
         max_batch=args.max_batch,
         compile_kernels=compile_kernels,
         cuda_graphs={"auto": None, "graphs": True}.get(args.kernels, False),
+        spectral=KOKORO_CONVOLUTIONS[args.convolutions],
     )
     session = onnxruntime_session(str(model_file()), args.threads, args.device)
     phonemizer = KokoroPhonemizer("en", "en-us")
     kernels = "compiled" if resolve_compile(compile_kernels, args.device) else "eager"
     kernels += " + CUDA graphs up to batch 16" if engine.model.graphs is not None else ""
+    spectral = resolve_spectral(KOKORO_CONVOLUTIONS[args.convolutions], args.device, dtype)
+    kernels += ", spectral convolutions" if spectral else ", direct convolutions"
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(describe(args.device, dtype))
     print(

@@ -258,15 +258,19 @@ class Recording:
 
 def kokoro_engine(voice: Any, dtype: str, threads: int, kernels: str, device: str = "cpu") -> Any:
     """The catalog voice on Kokoro at ``dtype``; ``kernels`` "eager" is the service's path
-    (``load_engine``: on a GPU its ``auto``, compiled chains and CUDA graphs), "compiled" the same
+    (``load_engine``: on a GPU its ``auto``, compiled chains and CUDA graphs; on a CPU in float32
+    the spectral convolutions), "direct" that path with every convolution direct (the float32
+    CPU path before ``speech/engines/kokoro/spectral_conv.py``), "compiled" the same
     voice with the decoder's chains through ``torch.compile`` and no graphs, "graphs" compiled
     and small batches replayed from CUDA graphs (``speech/engines/kokoro/graphs.py``)."""
     from speech.engines.registry import load_engine
 
     if kernels == "eager":
         return load_engine(voice, device=device, dtype=dtype, threads=threads)
+    if kernels == "direct":
+        return load_engine(voice, device=device, dtype=dtype, threads=threads, kokoro_convolutions="direct")
     if kernels not in ("compiled", "graphs"):
-        raise SystemExit(f"--kernels: eager, compiled or graphs, not {kernels!r}")
+        raise SystemExit(f"--kernels: eager, direct, compiled or graphs, not {kernels!r}")
     from speech.engines.kokoro import KokoroEngine
     from speech.engines.registry import kokoro_pack
 
@@ -335,7 +339,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-reference", action="store_true", help="skip onnxruntime on the shipped graph")
     parser.add_argument("--threads", type=int, default=0, help="torch and onnxruntime threads (0: every core)")
     parser.add_argument(
-        "--kernels", default="eager", help="Kokoro decoder kernels, comma-separated: eager, compiled (torch.compile), graphs (compiled + CUDA graphs)"
+        "--kernels", default="eager",
+        help="Kokoro decoder kernels, comma-separated: eager (the service's path), direct (every convolution "
+        "direct), compiled (torch.compile), graphs (compiled + CUDA graphs)"
     )
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the Kokoro voices run")
     parser.add_argument("--record", type=Path, help="render only, into this .npz (a GPU host without DNSMOS)")

@@ -126,7 +126,7 @@ GROUPS: list[tuple[str, list[str]]] = [
     ("PostgreSQL, Redis and the object store", ["database_url", "redis_url", "broker_url", "broker_heartbeat_s", "s3_bucket", "s3_endpoint_url",
                                                  "s3_region", "s3_access_key_id", "s3_secret_access_key",
                                                  "s3_presign_seconds", "objects_dir"]),
-    ("Synthesis", ["device", "torch_threads", "engine_dtype", "vits_runtime", "kokoro_kernels", "voice_catalog", "engine_batching",
+    ("Synthesis", ["device", "torch_threads", "engine_dtype", "vits_runtime", "kokoro_kernels", "kokoro_convolutions", "voice_catalog", "engine_batching",
                    "model_window_ms", "model_max_batch", "model_url", "model_connect_timeout_s",
                    "model_read_timeout_s", "model_voice", "model_voice_file", "worker_metrics_port",
                    "stream_first_audio_ms"]),

@@ -109,7 +109,7 @@ def build_synthesizer(settings: Settings) -> Synthesizer:
         engine = load_engine(
             voice, device=device, threads=settings.torch_threads, cache_dir=cache_dir,
             dtype=settings.engine_dtype, fetch=fetch, vits_runtime=settings.vits_runtime,
-            kokoro_kernels=settings.kokoro_kernels,
+            kokoro_kernels=settings.kokoro_kernels, kokoro_convolutions=settings.kokoro_convolutions,
         )
         # formant voices run on the CPU whatever the device setting
         engine = instrument(engine, kind=str(voice.engine), device=device if voice.engine != "espeak" else "cpu")

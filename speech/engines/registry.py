@@ -112,16 +112,20 @@ def kokoro_pack(voice: Voice, fetch: Fetch | None = None) -> np.ndarray:
 
 def _kokoro(
     voice: Voice, *, device: str, threads: int, cache_dir: Path | None, dtype: str, fetch: Fetch | None,
-    kokoro_kernels: str = "auto",
+    kokoro_kernels: str = "auto", kokoro_convolutions: str = "auto",
 ) -> Engine:
     from speech.engines.kokoro import KokoroEngine
 
     if kokoro_kernels not in KOKORO_KERNELS:
         raise EngineError(f"kokoro_kernels must be one of {sorted(KOKORO_KERNELS)}, not {kokoro_kernels!r}")
+    if kokoro_convolutions not in KOKORO_CONVOLUTIONS:
+        raise EngineError(
+            f"kokoro_convolutions must be one of {sorted(KOKORO_CONVOLUTIONS)}, not {kokoro_convolutions!r}"
+        )
     return KokoroEngine.load(
         kokoro_pack(voice, fetch), lang=voice.lang, espeak_voice=voice.espeak_voice,
         device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, compile_kernels=KOKORO_KERNELS[kokoro_kernels],
-        cuda_graphs=KOKORO_GRAPHS.get(kokoro_kernels, False),
+        cuda_graphs=KOKORO_GRAPHS.get(kokoro_kernels, False), spectral=KOKORO_CONVOLUTIONS[kokoro_convolutions],
     )
 
 
@@ -129,6 +133,9 @@ def _kokoro(
 #: ``graphs`` also replays small batches' decoder from CUDA graphs (GPUs only), as ``auto`` does on GPUs.
 KOKORO_KERNELS: dict[str, bool | None] = {"auto": None, "eager": False, "compiled": True, "graphs": True}
 KOKORO_GRAPHS: dict[str, bool | None] = {"auto": None, "graphs": True}
+#: ``kokoro_convolutions`` -> ``KokoroEngine.load``'s ``spectral`` (None: its own rule, spectral in
+#: float32 on a CPU).
+KOKORO_CONVOLUTIONS: dict[str, bool | None] = {"auto": None, "direct": False, "spectral": True}
 
 
 def _espeak(voice: Voice, **_: object) -> Engine:
@@ -150,16 +157,18 @@ def load_engine(
     fetch: Fetch | None = None,
     vits_runtime: str = "auto",
     kokoro_kernels: str = "auto",
+    kokoro_convolutions: str = "auto",
 ) -> Engine:
     """The engine for ``voice``; ``dtype`` is the neural decoder's precision ("bfloat16" on GPUs);
     ``vits_runtime`` who runs a VITS voice (``VitsEngine.load``'s ``runtime``: auto is
     onnxruntime on CPU in float32, our PyTorch modules otherwise); ``kokoro_kernels`` whether a
-    Kokoro voice's decoder chains are fused by ``torch.compile`` (:data:`KOKORO_KERNELS`)."""
+    Kokoro voice's decoder chains are fused by ``torch.compile`` (:data:`KOKORO_KERNELS`);
+    ``kokoro_convolutions`` how its generator's long convolutions run (:data:`KOKORO_CONVOLUTIONS`)."""
     extra: dict[str, str] = {}
     if voice.engine == "vits":
         extra = {"vits_runtime": vits_runtime}
     elif voice.engine == "kokoro":
-        extra = {"kokoro_kernels": kokoro_kernels}
+        extra = {"kokoro_kernels": kokoro_kernels, "kokoro_convolutions": kokoro_convolutions}
     return LOADERS[voice.engine](
         voice, device=device, threads=threads, cache_dir=cache_dir, dtype=dtype, fetch=fetch, **extra
     )

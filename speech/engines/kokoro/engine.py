@@ -69,7 +69,7 @@ class _Shared:
     dtype: str = "float32"  # resolved: what the decoder computes in
 
 
-_models: dict[tuple[str, str, bool, bool], _Shared] = {}
+_models: dict[tuple[str, str, bool, bool, bool], _Shared] = {}
 _models_lock = threading.Lock()
 
 
@@ -104,6 +104,16 @@ def resolve_compile(compile_kernels: bool | None, device: str) -> bool:
     return torch.device(device).type == "cuda" if compile_kernels is None else compile_kernels
 
 
+def resolve_spectral(spectral: bool | None, device: str, dtype: str) -> bool:
+    """``None`` (auto): the generator's long convolutions in the frequency domain
+    (``spectral_conv.py``) for float32 on a CPU, where they took half the direct time; GPUs' cuDNN
+    and the other precisions keep direct convolutions."""
+    usable = torch.device(device).type == "cpu" and dtype == "float32"
+    if spectral and not usable:
+        raise EngineError("Kokoro's spectral convolutions run in float32 on a CPU")
+    return usable if spectral is None else spectral
+
+
 def resolve_graphs(cuda_graphs: bool | None, device: str) -> bool:
     """``None`` (auto): small batches replay CUDA graphs on GPUs (``graphs.py``)."""
     cuda = torch.device(device).type == "cuda"
@@ -118,15 +128,17 @@ def shared_model(
     cache_dir: str | Path | None = None,
     compile_kernels: bool | None = None,
     cuda_graphs: bool | None = None,
+    spectral: bool | None = None,
 ) -> _Shared:
     """The process's Kokoro model on ``device`` at ``dtype`` (loaded on first use)."""
     dtype = resolve_dtype(dtype, device)
     fused = resolve_compile(compile_kernels, device)
+    spectral = resolve_spectral(spectral, device, dtype)
     target = torch.device(device)
     if target.type == "cuda" and not torch.cuda.is_available():
         raise EngineError("device 'cuda' requested but CUDA is not available")
     graphs = resolve_graphs(cuda_graphs, device)
-    key = (str(target), dtype, fused, graphs)
+    key = (str(target), dtype, fused, graphs, spectral)
     with _models_lock:
         shared = _models.get(key)
         if shared is None:
@@ -137,6 +149,8 @@ def shared_model(
                 model.set_decoder_dtype(_DTYPES[dtype])
                 if dtype == "int8":
                     model.quantize_dynamic()
+                if spectral:
+                    model.use_spectral_convolutions()
                 if fused:
                     model.compile_kernels()
                 if graphs:
@@ -196,6 +210,7 @@ class KokoroEngine:
         max_batch: int | None = None,
         compile_kernels: bool | None = None,
         cuda_graphs: bool | None = None,
+        spectral: bool | None = None,
     ) -> KokoroEngine:
         """A voice speaking ``lang`` with style ``pack`` (``(rows, 256)`` or ``(rows, 1, 256)``).
 
@@ -205,11 +220,13 @@ class KokoroEngine:
         convolutions quantized on the fly, one item per pass, opt-in) or "auto" (float32; see
         ``resolve_dtype``). ``compile_kernels``: fuse the decoder's elementwise chains
         with ``torch.compile`` (default: on GPUs only). ``cuda_graphs``: small batches replay the
-        decoder from recorded CUDA graphs (``graphs.py``; default: on GPUs only)."""
+        decoder from recorded CUDA graphs (``graphs.py``; default: on GPUs only). ``spectral``: the
+        generator's long convolutions in the frequency domain (``spectral_conv.py``; default: in
+        float32 on a CPU)."""
         if threads > 0 or torch.device(device).type == "cpu":
             claim_torch_threads("intra_op", threads)
         dtype = resolve_dtype(dtype, device)
-        shared = shared_model(device, dtype, cache_dir, compile_kernels, cuda_graphs)
+        shared = shared_model(device, dtype, cache_dir, compile_kernels, cuda_graphs, spectral)
         gpu = shared.model.device.type != "cpu"
         if dtype == "int8":
             max_batch = 1  # activation scales span the batch: one item per pass keeps items exact

@@ -81,12 +81,12 @@ def test_drift_lines_flag_a_precision_over_the_limits() -> None:
     assert "| n/a |" in table_line(rows[0])
 
 
-def test_kernels_are_eager_compiled_or_graphs() -> None:
+def test_kernels_are_eager_direct_compiled_or_graphs() -> None:
     """``--kernels``: a name the engine has no path for stops the bench before any model loads."""
     from bench.quality import kokoro_engine
     from speech.voices.catalog import Catalog
 
-    with pytest.raises(SystemExit, match="eager, compiled or graphs"):
+    with pytest.raises(SystemExit, match="eager, direct, compiled or graphs"):
         kokoro_engine(Catalog.load().voice("coda", "ivy"), "float32", 1, "fused")
 
 

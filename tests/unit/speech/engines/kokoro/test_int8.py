@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from speech.engines.kokoro import int8
 from speech.engines.kokoro.int8 import Int8Conv1d, quantize_activations
 from speech.engines.kokoro.model import KokoroModel
 
@@ -49,6 +50,32 @@ def test_output_is_the_float_convolution_within_8_bit_quantization_noise(
     got = Int8Conv1d(conv)(x)
     assert got.shape == expected.shape and got.dtype == torch.float32
     assert _snr_db(expected, got) >= 30
+
+
+def test_the_largest_products_do_not_saturate_on_this_cpu() -> None:
+    """Activations at the top of their range against weights at the top of theirs: where oneDNN
+    multiplies without VNNI (an AVX2 CPU) two such u8 x s8 products overflow its int16 pair sum,
+    and with full-range weights the output stuck at a fraction of the truth. On a VNNI CPU this
+    passes either way; on an AVX2 one it is the test that fails."""
+    conv = nn.Conv1d(64, 8, 3, padding=1, bias=False)
+    with torch.no_grad():
+        conv.weight.fill_(1.0)
+    x = torch.ones(1, 64, 40)  # every activation quantizes to 255, every weight to the top level
+    expected = conv(x).detach()
+    torch.testing.assert_close(Int8Conv1d(conv)(x), expected, atol=0.05 * float(expected.max()), rtol=0.0)
+
+
+@pytest.mark.parametrize(("vnni", "cap", "top"), [
+    (True, "", 127), (False, "", 63), (True, "AVX2", 63), (True, "avx512_core_amx", 127),
+])
+def test_weights_keep_a_bit_back_where_onednn_has_no_vnni(
+    monkeypatch: pytest.MonkeyPatch, vnni: bool, cap: str, top: int
+) -> None:
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: vnni)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)
+    assert int8.weight_levels() == top
+    conv = nn.Conv1d(4, 2, 3, padding=1)
+    assert torch.allclose(Int8Conv1d(conv).weight_scales, conv.weight.detach().abs().amax(dim=(1, 2)) / top)
 
 
 def test_activations_quantize_zero_exactly_over_a_range_that_holds_zero() -> None:

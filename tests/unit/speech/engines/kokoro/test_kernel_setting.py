@@ -1,4 +1,4 @@
-"""``LECTOR_KOKORO_KERNELS`` reaches the engine: ``compiled`` fuses a Kokoro voice's decoder
+"""``LECTOR_KOKORO_KERNELS`` and ``LECTOR_KOKORO_CONVOLUTIONS`` reach the engine: ``compiled`` fuses a Kokoro voice's decoder
 chains on a CPU too (opt-in: faster after its compiling), ``eager`` keeps them plain on any
 device, ``auto`` is the engine's own rule (fused on GPUs only)."""
 
@@ -32,3 +32,23 @@ def test_the_setting_picks_the_decoder_chains(monkeypatch: pytest.MonkeyPatch) -
         load_engine(voice, dtype="float32", kokoro_kernels="fast")
     with pytest.raises(EngineError, match="CUDA graphs need device 'cuda'"):
         load_engine(voice, dtype="float32", kokoro_kernels="graphs")
+
+
+def _spectral(engine: object) -> int:
+    from speech.engines.kokoro.spectral_conv import SpectralConv1d
+
+    return sum(isinstance(module, SpectralConv1d) for module in engine.model.modules())  # type: ignore[attr-defined]
+
+
+def test_the_convolution_setting_reaches_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LECTOR_KOKORO_CONVOLUTIONS``: ``auto`` computes the generator's 36 long convolutions in
+    the frequency domain in float32 on a CPU; ``direct`` keeps every one direct."""
+    voice = Catalog.load().voice("coda", "ivy")
+    monkeypatch.setenv("LECTOR_KOKORO_CONVOLUTIONS", "direct")
+    assert Settings().kokoro_convolutions == "direct"
+    assert _spectral(load_engine(voice, dtype="float32", kokoro_convolutions=Settings().kokoro_convolutions)) == 0
+    assert _spectral(load_engine(voice, dtype="float32", kokoro_convolutions="auto")) == 36
+    with pytest.raises(EngineError, match="kokoro_convolutions"):
+        load_engine(voice, dtype="float32", kokoro_convolutions="fft")
+    with pytest.raises(EngineError, match="spectral convolutions run in float32 on a CPU"):
+        load_engine(voice, dtype="bfloat16", kokoro_convolutions="spectral")

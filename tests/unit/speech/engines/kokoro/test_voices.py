@@ -300,4 +300,5 @@ def test_the_kokoro_loader_hands_the_pack_to_the_engine(monkeypatch: pytest.Monk
         "lang": "pt", "espeak_voice": "pt-br", "device": "cpu", "threads": 2, "cache_dir": None, "dtype": "float32",
         "cuda_graphs": None,
         "compile_kernels": None,  # LECTOR_KOKORO_KERNELS=auto: the engine's own rule
+        "spectral": None,  # LECTOR_KOKORO_CONVOLUTIONS=auto: the engine's own rule
     }

@@ -1,0 +1,166 @@
+"""The generator's long convolutions computed blockwise in the frequency domain, in float32.
+
+Four fifths of Kokoro's CPU time goes to convolutions, and most of that to the generator's
+residual blocks at kernels 7 and 11, with 128 and 256 channels at 4,800 and 800 steps a second
+of audio. A direct convolution spends ``kernel * C_in * C_out`` multiply-adds on every output
+step, whatever its dilation. Overlap-save does the same arithmetic in blocks of ``L`` samples:
+each block's spectrum is multiplied by the kernel's, one ``C_in x C_out`` complex matrix per
+frequency bin, about ``2 * C_in * C_out * (L + 2) / (L - kernel + 1)`` real multiply-adds a step
+(a third of kernel 11's direct count, half of kernel 7's at these widths).
+
+Everything here is a GEMM, so it runs at the BLAS's speed on any CPU:
+- A dilated kernel is a plain one over the signal's ``dilation`` interleaved phases (every
+  ``d``-th sample), so every kernel is short and one block length (64) serves them all.
+- The blocks' transforms are matrix products with the 64-point real DFT (``L + 2`` rows),
+  computed for all blocks and channels at once; at this length that costs a sixth of the
+  spectral product, and it lays the spectra out bin by bin, as the product wants them, with no
+  transposing copy (an FFT library's transforms and the copies around them cost more than they
+  saved: ``torch.fft`` came to 0.7x the direct time where this comes to under half).
+- The inverse transform computes only the block's ``L - kernel + 1`` valid outputs.
+
+The arithmetic is the convolution's, exact up to float32 rounding (a few parts in 1e7 of the
+output), so the voice sounds as the direct path does. The signal is kept time-major (``[B, T, C]``
+in memory, returned as a ``[B, C, T]`` view), which is also the layout the next such convolution
+reads. No library offers this for ``conv1d`` (oneDNN and cuDNN pick direct, im2col or Winograd
+kernels), so it is written here.
+
+A position past an item's end is zero, as ``layers.py`` keeps it, and every output reads only
+its own item's samples: a padded batch's item gets what it gets alone, to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import torch
+from torch import nn
+
+#: Samples per block. With every kernel undilated (see above), 64 is where the spectral
+#: product (which wants long blocks, so that fewer outputs are thrown away) meets the
+#: transforms (which grow with the block): for kernel 11 at 128 channels, 58.6 thousand
+#: multiply-adds a step against 61 at 32 and 71 at 128 (180 direct).
+BLOCK = 64
+#: Blocks (of all phases) transformed and multiplied at once: long sentences go in rounds, so
+#: that a call's temporaries stay near 35 MB at 128 channels (a 15-second sentence's whole
+#: signal at once took 170 MB a call, and peak memory with it) and within the last-level cache.
+COLUMNS = 256
+#: Kernels at least this long are worth it: at kernel 3 the spectral product alone costs what
+#: the direct convolution does.
+MIN_KERNEL = 7
+
+
+def _transforms(length: int, kernel: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The real DFT of a block (``[2 bins, L]``: the cosine rows, then the negated sine rows),
+    the same for the kernel's ``kernel`` taps (``[2 bins, kernel]``), and the inverse that
+    returns a block's valid outputs from its spectrum (``[L - kernel + 1, 2 bins]``). Built in
+    float64, used in float32."""
+    bins = length // 2 + 1
+    f = torch.arange(bins, dtype=torch.float64)
+    angle = 2 * math.pi * f[:, None] * torch.arange(length, dtype=torch.float64)[None, :] / length
+    forward = torch.cat([torch.cos(angle), -torch.sin(angle)])  # [2 bins, L]
+    taps = forward[:, :kernel]
+    valid = length - kernel + 1
+    weight = torch.full((bins,), 2.0, dtype=torch.float64)
+    weight[0] = weight[-1] = 1.0  # DC and Nyquist appear once in the full spectrum, the rest twice
+    out_angle = angle[:, :valid].T  # [valid, bins]
+    inverse = torch.cat([torch.cos(out_angle) * weight, -torch.sin(out_angle) * weight], dim=1) / length
+    return forward.float(), taps.float(), inverse.float()
+
+
+class SpectralConv1d(nn.Module):
+    """An ``nn.Conv1d`` (stride 1, one group, zero "same" padding) by overlap-save (module
+    docstring). Keeps the kernel's spectrum, ``2 x 33 x C_in x C_out`` floats: 4.3 MB at 128
+    channels, 17 MB at 256."""
+
+    forward_dft: torch.Tensor
+    inverse_dft: torch.Tensor
+    real: torch.Tensor
+    imag: torch.Tensor
+    bias: torch.Tensor | None
+
+    def __init__(self, conv: nn.Conv1d) -> None:
+        super().__init__()
+        (kernel,), (dilation,), (stride,) = conv.kernel_size, conv.dilation, conv.stride
+        padding = cast(tuple[int, ...], conv.padding)[0]
+        if stride != 1 or conv.groups != 1 or 2 * padding != (kernel - 1) * dilation or conv.padding_mode != "zeros":
+            raise ValueError("SpectralConv1d takes stride-1, single-group convolutions with 'same' zero padding")
+        self.kernel, self.dilation, self.padding = kernel, dilation, padding
+        self.step = BLOCK - kernel + 1
+        self.in_channels, self.out_channels = conv.in_channels, conv.out_channels
+        forward, taps, inverse = _transforms(BLOCK, kernel)
+        bins = BLOCK // 2 + 1
+        # The kernel's spectrum, [2 bins, C_in, C_out]: one matrix product from the taps.
+        weight = conv.weight.detach().float().permute(2, 1, 0).reshape(kernel, -1)  # [k, C_in C_out]
+        spectrum = (taps @ weight).view(2, bins, conv.in_channels, conv.out_channels)
+        self.register_buffer("forward_dft", forward, persistent=False)
+        self.register_buffer("inverse_dft", inverse, persistent=False)
+        self.register_buffer("real", spectrum[0].transpose(1, 2).contiguous(), persistent=False)  # [bins, C_out, C_in]
+        self.register_buffer("imag", spectrum[1].transpose(1, 2).contiguous(), persistent=False)
+        self.register_buffer(
+            "bias", None if conv.bias is None else conv.bias.detach().float().contiguous(), persistent=False
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, channels, steps = x.shape
+        d, step = self.dilation, self.step
+        # Output t = p + d m belongs to phase p; phase p's blocks start at m = n * step.
+        blocks = math.ceil(math.ceil(steps / d) / step)
+        width = d * ((blocks - 1) * step + BLOCK)
+        signal = x.new_empty(batch, channels, width)
+        signal[..., : self.padding].zero_()
+        signal[..., self.padding + steps :].zero_()
+        signal[..., self.padding : self.padding + steps].copy_(x)
+        y = x.new_empty(batch, self.out_channels, d * blocks * step)
+        per_round = max(1, COLUMNS // d)
+        for item in range(batch):
+            for first in range(0, blocks, per_round):
+                count = min(per_round, blocks - first)
+                out = self._blocks(signal[item], first, count)  # [C_out, phase, count * step]
+                span = y[item, :, d * first * step : d * (first + count) * step]
+                span.view(self.out_channels, count * step, d).copy_(out.transpose(1, 2))
+        return y[..., :steps]
+
+    def _blocks(self, signal: torch.Tensor, first: int, count: int) -> torch.Tensor:
+        """Blocks ``first`` to ``first + count`` of every phase of one item's padded signal
+        ``[C_in, width]``: their valid outputs, ``[C_out, phase, count * step]``."""
+        channels = signal.shape[0]
+        d, step = self.dilation, self.step
+        # One row per (channel, phase, block), its L samples: p + d (n step + l).
+        frames = signal.as_strided(
+            (channels, d, count, BLOCK),
+            (signal.stride(0), 1, d * step, d),
+            signal.storage_offset() + first * d * step,
+        ).contiguous()
+        # [2 bins, C_in, (phase, block)]: the transform reads the rows as columns.
+        spectra = (self.forward_dft @ frames.view(-1, BLOCK).T).view(2, -1, channels, d * count)
+        real, imag = spectra[0], spectra[1]
+        # conj(kernel) x block, bin by bin: (Kr - i Ki)(Br + i Bi).
+        product = spectra.new_empty(2, real.shape[0], self.out_channels, d * count)
+        torch.bmm(self.real, real, out=product[0])
+        product[0].baddbmm_(self.imag, imag)
+        torch.bmm(self.real, imag, out=product[1])
+        product[1].baddbmm_(self.imag, real, alpha=-1)
+        if self.bias is not None:  # a constant is the DC bin alone: L times it there
+            product[0, 0].add_(self.bias[:, None], alpha=BLOCK)
+        # Each column's valid outputs, [(C_out, phase, block), step].
+        out = product.view(-1, self.out_channels * d * count).T @ self.inverse_dft.T
+        return out.view(self.out_channels, d, count * step)
+
+
+def replace_long_convolutions(module: nn.Module) -> int:
+    """Every ``nn.Conv1d`` inside ``module`` with a kernel of ``MIN_KERNEL`` or more, stride 1 and
+    one group, swapped for its ``SpectralConv1d``; returns how many."""
+    swapped = 0
+    for name, child in module.named_children():
+        if (
+            type(child) is nn.Conv1d
+            and child.kernel_size[0] >= MIN_KERNEL
+            and child.stride[0] == 1
+            and child.groups == 1
+        ):
+            setattr(module, name, SpectralConv1d(child))
+            swapped += 1
+        else:
+            swapped += replace_long_convolutions(child)
+    return swapped
