@@ -19,9 +19,10 @@ Everything here is a GEMM, so it runs at the BLAS's speed on any CPU:
 - The inverse transform computes only the block's ``L - kernel + 1`` valid outputs.
 
 The arithmetic is the convolution's, exact up to float32 rounding (a few parts in 1e7 of the
-output), so the voice sounds as the direct path does. The signal is kept time-major (``[B, T, C]``
-in memory, returned as a ``[B, C, T]`` view), which is also the layout the next such convolution
-reads. No library offers this for ``conv1d`` (oneDNN and cuDNN pick direct, im2col or Winograd
+output), so the voice sounds as the direct path does. Input and output stay channel-first, the
+layout the direct convolutions and the elementwise chains around them read fastest (handing on a
+time-major output cost oneDNN a reorder in the next convolution: ``conv_post`` took 2.5x as
+long). Long signals go in rounds of ``COLUMNS`` blocks. No library offers this for ``conv1d`` (oneDNN and cuDNN pick direct, im2col or Winograd
 kernels), so it is written here.
 
 A position past an item's end is zero, as ``layers.py`` keeps it, and every output reads only
