@@ -37,20 +37,25 @@ if [ "$workers" -gt 0 ]; then dist=(-n "$workers" --dist loadfile); fi
 # minutes waiting on heartbeats, timeouts and the reaper, not on the CPU: on the whole suite they
 # run in a lane of their own beside the workers, one file after another, instead of holding a
 # worker for a fifth of the run. Their fixtures lease their own databases, ports and bridges.
+# After them the lane runs the Kokoro voices' intelligibility file: it needs no service, is the
+# suite's heaviest file (a fifth of a worker's run on a Zen 4, more where float32 is the CPU's
+# precision), and in the lane it fills the cores the farm's waits and the workers' waits on
+# their stacks leave idle. One after the other, the lane's memory is the larger of the two.
 farm_files=(tests/e2e/test_farm_*.py)
+lane_files=("${farm_files[@]}" tests/integration/speech/test_kokoro_intelligibility.py)
 farm_pid=
 if [ "$workers" -gt 0 ] && [ $# -eq 0 ] && [ -e "${farm_files[0]}" ]; then
   farm_log=$(mktemp)
-  .venv/bin/python -m pytest -q -ra -p no:xdist "${farm_files[@]}" >"$farm_log" 2>&1 &
+  .venv/bin/python -m pytest -q -ra -p no:xdist "${lane_files[@]}" >"$farm_log" 2>&1 &
   farm_pid=$!
-  dist+=(--ignore-glob='tests/e2e/test_farm_*.py')
+  dist+=(--ignore-glob='tests/e2e/test_farm_*.py' --ignore=tests/integration/speech/test_kokoro_intelligibility.py)
 fi
 .venv/bin/python -m pytest -q -ra --durations=25 "${dist[@]}" "$@"
 rc=$?
 if [ -n "$farm_pid" ]; then
   wait "$farm_pid"
   farm_rc=$?
-  echo "--- the farm's lane (${farm_files[*]}):" && cat "$farm_log" && rm -f "$farm_log"
+  echo "--- the lane (${lane_files[*]}):" && cat "$farm_log" && rm -f "$farm_log"
   if [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]; then rc=$farm_rc; fi
 fi
 wait "$lint_pid"
