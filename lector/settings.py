@@ -169,7 +169,7 @@ class Settings(_Checked):
         "auto",
         description="Kokoro's long generator convolutions: auto (spectral in float32 on a CPU, direct "
         "elsewhere), direct, spectral (blockwise in the frequency domain: the same float32 arithmetic "
-        "in about half the time, for some 390 MB more memory)",
+        "in about half the time, for some 560 MB more memory)",
     )
     voice_catalog: Path | None = Field(None, description="a catalog TOML of your own; default: the shipped one")
     model_url: OptionalWebUrl = Field(None, validation_alias="MODEL_URL")

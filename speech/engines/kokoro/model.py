@@ -77,7 +77,7 @@ class KokoroModel(nn.Module):
     def use_spectral_convolutions(self) -> None:
         """The generator's residual blocks' convolutions of kernel 7 and 11 computed blockwise in
         the frequency domain (``spectral_conv.py``): the same float32 arithmetic in about half the
-        CPU time, for some 430 MB of kernel spectra."""
+        CPU time, for some 560 MB of kernel spectra."""
         generator = self.decoder.generator
         replace_long_convolutions(generator.resblocks)
         replace_long_convolutions(generator.noise_res)
