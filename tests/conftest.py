@@ -13,6 +13,21 @@ pytest_plugins = [
 ]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """With another CPU family's kernels forced (``ATEN_CPU_CAPABILITY``, as the docs' figures
+    for CPUs out of reach are taken), inductor's compiled chains get a cache of their own: its
+    cache key leaves the capability out, and a chain compiled under the native kernels, loaded
+    under ``avx2`` on an AVX-512 CPU, returned NaNs (``test_kernels.py``; torch 2.13.0)."""
+    import getpass
+    import os
+    import tempfile
+
+    capability = os.environ.get("ATEN_CPU_CAPABILITY")
+    if capability and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        folder = f"torchinductor_{getpass.getuser()}_{capability}"
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), folder)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files with a slow test run first, each file's tests still together and in order: xdist
     (``infra/test.sh``) hands whole files to its workers in this order, and a long file handed
