@@ -40,8 +40,8 @@ if [ "$workers" -gt 0 ]; then dist=(-n "$workers" --dist loadfile); fi
 # After them the lane runs the Kokoro files that need no service, the heaviest of them the
 # voices' intelligibility (a fifth of a worker's run on a Zen 4, more where float32 is the CPU's
 # precision): in the lane they fill the cores the farm's waits and the workers' waits on their
-# stacks leave idle (the pytest part of `make test` on a Zen 4: 19:51 before, 17:57 with the
-# intelligibility file alone there). One after the other, the lane's memory is the larger of them.
+# stacks leave idle (`docs/benchmarks.md` has the timings). One after the other, the lane's
+# memory is the larger of them.
 farm_files=(tests/e2e/test_farm_*.py)
 kokoro_files=(
   tests/integration/speech/test_kokoro_intelligibility.py
@@ -49,21 +49,21 @@ kokoro_files=(
   tests/unit/speech/engines/kokoro/test_parity.py
 )
 lane_files=("${farm_files[@]}" "${kokoro_files[@]}")
-farm_pid=
+lane_pid=
 if [ "$workers" -gt 0 ] && [ $# -eq 0 ] && [ -e "${farm_files[0]}" ]; then
-  farm_log=$(mktemp)
-  .venv/bin/python -m pytest -q -ra -p no:xdist "${lane_files[@]}" >"$farm_log" 2>&1 &
-  farm_pid=$!
+  lane_log=$(mktemp)
+  .venv/bin/python -m pytest -q -ra -p no:xdist "${lane_files[@]}" >"$lane_log" 2>&1 &
+  lane_pid=$!
   dist+=(--ignore-glob='tests/e2e/test_farm_*.py')
   for file in "${kokoro_files[@]}"; do dist+=(--ignore="$file"); done
 fi
 .venv/bin/python -m pytest -q -ra --durations=25 "${dist[@]}" "$@"
 rc=$?
-if [ -n "$farm_pid" ]; then
-  wait "$farm_pid"
-  farm_rc=$?
-  echo "--- the lane (${lane_files[*]}):" && cat "$farm_log" && rm -f "$farm_log"
-  if [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]; then rc=$farm_rc; fi
+if [ -n "$lane_pid" ]; then
+  wait "$lane_pid"
+  lane_rc=$?
+  echo "--- the lane (${lane_files[*]}):" && cat "$lane_log" && rm -f "$lane_log"
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]; then rc=$lane_rc; fi
 fi
 wait "$lint_pid"
 lint_rc=$?

@@ -5,8 +5,9 @@ residual blocks at kernels 7 and 11, with 128 and 256 channels at 4,800 and 800 
 of audio. A direct convolution spends ``kernel * C_in * C_out`` multiply-adds on every output
 step, whatever its dilation. Overlap-save does the same arithmetic in blocks of ``L`` samples:
 each block's spectrum is multiplied by the kernel's, one ``C_in x C_out`` complex matrix per
-frequency bin, about ``2 * C_in * C_out * (L + 2) / (L - kernel + 1)`` real multiply-adds a step
-(a third of kernel 11's direct count, half of kernel 7's at these widths).
+frequency bin, about ``1.5 * C_in * C_out * L / (L - kernel + 1)`` real multiply-adds a step in
+the three-product form below (a sixth of kernel 11's direct count, a quarter of kernel 7's; the
+blocks' transforms add about ``2 L`` a channel).
 
 Everything here is a GEMM, so it runs at the BLAS's speed on any CPU:
 - A dilated kernel is a plain one over the signal's ``dilation`` interleaved phases (every
@@ -21,7 +22,7 @@ Everything here is a GEMM, so it runs at the BLAS's speed on any CPU:
   kernel's three real combinations are kept), and one at the DC and Nyquist bins, where both
   sides are real: 95 products of ``C_out x C_in`` where the plain form takes 132. On a 2-vCPU
   Zen 4 a convolution took 0.76-0.89x the four-product form's time (0.77-0.86x with the AVX2
-  kernels forced), for 50% more kernel spectra kept (below).
+  kernels forced), for 44% more kernel spectra kept (below).
 - The inverse transform computes only the block's ``L - kernel + 1`` valid outputs.
 
 The arithmetic is the convolution's, exact up to float32 rounding (a few parts in 1e7 of the
@@ -45,8 +46,9 @@ from torch import nn
 
 #: Samples per block. With every kernel undilated (see above), 64 is where the spectral
 #: product (which wants long blocks, so that fewer outputs are thrown away) meets the
-#: transforms (which grow with the block): for kernel 11 at 128 channels, 58.6 thousand
-#: multiply-adds a step against 61 at 32 and 71 at 128 (180 direct).
+#: transforms (which grow with the block): for kernel 11 at 128 channels, 46.7 thousand
+#: multiply-adds a step against 45.0 at 32 (in smaller, slower GEMMs) and 60.7 at 128 (180
+#: direct).
 BLOCK = 64
 #: The bins from DC to Nyquist, whose real parts lead a block's spectrum.
 HALF = BLOCK // 2 + 1
