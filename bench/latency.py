@@ -279,8 +279,10 @@ def served(services: Backends, env_extra: dict[str, str] | None = None, port: in
         data_dir = f"/tmp/{db}"
         env = {**os.environ, "LECTOR_DATABASE_URL": url, "LECTOR_REDIS_URL": services.redis_url,
                "LECTOR_DATA_DIR": data_dir, **(env_extra or {})}
+        log_path = os.environ.get("LECTOR_BENCH_SERVER_LOG")  # where a server that never answers says why
+        log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (closed with the server)
         server = subprocess.Popen([str(Path(sys.executable).with_name("lector")), "serve", "--port", str(port)],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  env=env, stdout=log, stderr=log)
         base = f"http://127.0.0.1:{port}"
         try:
             wait_until_up(base, "/data/voices/all-v2.json")
@@ -293,6 +295,8 @@ def served(services: Backends, env_extra: dict[str, str] | None = None, port: in
                 server.kill()
                 server.wait()
             shutil.rmtree(data_dir, ignore_errors=True)  # the server's data folder
+            if log_path and not isinstance(log, int):
+                log.close()
 
 
 def _serve_and_measure(

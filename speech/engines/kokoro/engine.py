@@ -155,6 +155,8 @@ def shared_model(
                     model.compile_kernels()
                 if graphs:
                     model.record_graphs()
+                if fused and target.type == "cuda":  # on a CPU compiling is a bench's opt-in; it warms itself
+                    model.warm_compiled_kernels()
             shared = _Shared(model, threading.Lock(), dtype)
             _models[key] = shared
         return shared

@@ -136,7 +136,13 @@ def compiled() -> Kernels:
     Each chain meets a handful of variants (float32 and bfloat16, the mask's presence, the
     residual's two scales, batch 1): more than dynamo's default of 8 per function, past which it
     would quietly run the rest eager."""
+    return compile_chains("inductor")
+
+
+def compile_chains(backend: str) -> Kernels:
+    """The chains through ``torch.compile`` on ``backend``: dynamo's guards, and so which
+    variants recompile, are the same on any backend ("eager" traces without generating code)."""
     import torch._dynamo
 
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
-    return Kernels(*(torch.compile(fn, dynamic=True) for fn in (adain_snake, adain_leaky, residual)))
+    return Kernels(*(torch.compile(fn, dynamic=True, backend=backend) for fn in (adain_snake, adain_leaky, residual)))

@@ -59,13 +59,30 @@ class KokoroModel(nn.Module):
         generator.conv_post.float()
         generator.window = generator.window.float()
 
-    def compile_kernels(self) -> None:
-        """Fuse the decoder's elementwise chains with ``torch.compile`` (see ``kernels.py``): the
-        GPU path. Each chain compiles on its first call, so the first batch is slow."""
-        fused = kernels.compiled()
+    def compile_kernels(self, fused: kernels.Kernels | None = None) -> None:
+        """Fuse the decoder's elementwise chains with ``torch.compile`` (see ``kernels.py``; or
+        ``fused``, chains compiled otherwise): the GPU path. Each chain compiles on its first
+        call of each variant (``warm_compiled_kernels``)."""
+        fused = fused or kernels.compiled()
         for module in self.modules():
             if hasattr(module, "kernels"):
                 setattr(module, "kernels", fused)  # noqa: B010 - a plain attribute of several classes
+
+    def warm_compiled_kernels(self) -> None:
+        """Compile the fused chains' variants before traffic meets them: a lone item (dynamo
+        specialises a batch of 1), a padded pair (the mask; a batch size every larger batch
+        shares, the shapes being dynamic) and, on a CPU, where an unpadded batch has no mask, an
+        even pair. Left to traffic, a GPU server's first burst of four streams waited 7-11 s for
+        Inductor (H200, ``bench/gpu_first_byte.sh``) after a lone stream had compiled only its
+        own variant. Runs through ``forward`` under inference mode, as the engine calls it, so
+        the graphs (when recorded) and the guards are the ones traffic takes."""
+        ids = [0, *range(16, 48), 0]
+        styles = torch.zeros(2, 256)
+        with torch.inference_mode():
+            self([ids], styles[:1], torch.ones(1))
+            self([ids, ids[:12] + [0]], styles, torch.ones(2))
+            if self.device.type == "cpu":
+                self([ids, ids], styles, torch.ones(2))
 
     def record_graphs(self) -> None:
         """Replay the decoder from CUDA graphs (``graphs.py``): the GPU path when it is

@@ -1,4 +1,5 @@
-"""The decoder's fused chains: compiled (the GPU path) equals eager, and the padding stays zero.
+"""The decoder's fused chains: compiled (the GPU path) equals eager, the padding stays zero, and
+the model's warm-up compiles every variant that traffic meets.
 
 They run here on the CPU through Inductor's C++ backend, which fuses the same graph that Triton
 fuses on a GPU; a wrong rewrite of a chain (a dropped mask, a swapped scale) fails either way.
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 from speech.engines.kokoro import kernels
+from speech.engines.kokoro.model import KokoroModel
 
 pytestmark = pytest.mark.slow
 
@@ -101,3 +103,28 @@ def test_the_bfloat16_adain_with_a_mask_equals_it_without_over_the_valid_steps()
     alone = kernels.adain(x, gamma, beta, None, 1e-5)
     batched = kernels.adain(padded, gamma, beta, mask, 1e-5)[..., :900]
     torch.testing.assert_close(batched.float(), alone.float(), rtol=0.02, atol=0.02)
+
+
+def test_after_the_warm_up_no_call_compiles_again() -> None:
+    """A lone item, padded batches of 3 and 5 and an unpadded batch of 4 after
+    ``warm_compiled_kernels``: dynamo traces nothing new. On dynamo's eager backend (its guards
+    decide what recompiles, on any backend), with random weights and one frame a phoneme (the
+    duration head's bias far negative) so the passes are short."""
+    from torch._dynamo.utils import counters
+
+    torch.manual_seed(3)
+    model = KokoroModel().eval()
+    with torch.no_grad():
+        model.predictor.duration_proj.linear_layer.weight.zero_()
+        model.predictor.duration_proj.linear_layer.bias.fill_(-20.0)
+    model.compile_kernels(kernels.compile_chains("eager"))
+    model.warm_compiled_kernels()
+    warmed = counters["stats"]["unique_graphs"]
+    assert warmed > 0  # the chains were traced: the count below would otherwise prove nothing
+    ids = [0, *range(20, 60), 0]
+    with torch.inference_mode():
+        model([ids[:9] + [0]], torch.randn(1, 256), torch.ones(1))
+        model([ids, ids[:9] + [0], ids[:30] + [0]], torch.randn(3, 256), torch.ones(3))
+        model([ids[:7] + [0]] * 4, torch.randn(4, 256), torch.ones(4))
+        model([ids[: 5 + k] + [0] for k in range(5)], torch.randn(5, 256), torch.full((5,), 1.5))
+    assert counters["stats"]["unique_graphs"] == warmed
