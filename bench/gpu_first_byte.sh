@@ -29,7 +29,8 @@ for n in 1 2 3 4; do
 done
 PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 PREFIX=$(python3 -c 'import sys; print(sys.prefix)')
-mkdir -p "$PREFIX/share/lector" && cp "$STAGE"/kokoro-v1.0-voices.npz "$PREFIX/share/lector/" || exit 7
+# -n: an archive already there (a full one, where this runs on a development machine) stays
+mkdir -p "$PREFIX/share/lector" && cp -n "$STAGE"/kokoro-v1.0-voices.npz "$PREFIX/share/lector/" || exit 7
 # bench.latency starts the console script beside the interpreter; pip --target makes none
 printf '#!%s\nimport sys\nfrom lector.cli import app\nsys.exit(app())\n' "$PYTHON" > "$(dirname "$PYTHON")/lector"
 chmod +x "$(dirname "$PYTHON")/lector"

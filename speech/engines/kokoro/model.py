@@ -93,8 +93,9 @@ class KokoroModel(nn.Module):
 
     def use_spectral_convolutions(self) -> None:
         """The generator's residual blocks' convolutions of kernel 7 and 11 computed blockwise in
-        the frequency domain (``spectral_conv.py``): the same float32 arithmetic in about half the
-        CPU time, for some 560 MB of kernel spectra."""
+        the frequency domain (``spectral_conv.py``): the same arithmetic in less CPU time, for some
+        560 MB of kernel spectra in float32 (280 in bfloat16). Call it before
+        ``set_decoder_dtype``, so the spectra are taken from the float32 weights."""
         generator = self.decoder.generator
         replace_long_convolutions(generator.resblocks)
         replace_long_convolutions(generator.noise_res)
