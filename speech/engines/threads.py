@@ -19,20 +19,35 @@ not run torch yet. An API engine thread that ran a VITS torch voice at one threa
 that touched torch before a Kokoro voice was loaded on another, kept one thread. So an engine
 that claimed "intra_op" calls ``in_this_thread`` before each forward pass: the calling thread
 runs at the count the rule set.
+
+And the passes themselves run on one thread (``on_torch_thread``). OpenMP keeps a team of worker
+threads for every thread that ran a parallel region, and once libgomp manages more threads than
+there are cores it stops spinning between regions (its "throttled" mode, 1,000 spins and then a
+futex sleep). The API runs synthesis steps on an engine thread per core, so on 2 cores two teams
+came to be and every Kokoro pass ran throttled from then on: the clause of a stream's first
+piece took 591 ms from either thread against 503 ms while one thread alone had run it (Zen 4),
+and the server's first byte sat 100 ms above the engine's own time. One thread, one team: the
+engine's model lock lets one pass run at a time anyway, so nothing waits that did not before.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import Literal
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal, TypeVar
 
 import torch
+
+T = TypeVar("T")
 
 Claim = Literal["intra_op", "single"]
 _claims: set[Claim] = set()
 _count: int | None = None  # what the rule last set; None: no claim yet
 _lock = threading.Lock()
+_runner: tuple[int, ThreadPoolExecutor] | None = None  # (pid, executor): a forked child makes its own
+_runner_ident: int | None = None
 
 
 def usable_cores() -> int:
@@ -72,3 +87,26 @@ def reset_claims() -> None:
     with _lock:
         _claims.clear()
         _count = None
+
+
+def on_torch_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` on the process's one thread for intra-op torch passes (module docstring), at the
+    rule's count; its result or its exception. From that thread itself it runs in place."""
+    global _runner
+    if threading.get_ident() == _runner_ident:
+        return fn()
+    with _lock:
+        if _runner is None or _runner[0] != os.getpid():  # a forked child has the executor, not its thread
+            _runner = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="torch", initializer=_mark_runner))
+        executor = _runner[1]
+
+    def run() -> T:
+        in_this_thread()
+        return fn()
+
+    return executor.submit(run).result()
+
+
+def _mark_runner() -> None:
+    global _runner_ident
+    _runner_ident = threading.get_ident()

@@ -31,7 +31,7 @@ from speech.engines.kokoro.phonemes import (
 )
 from speech.engines.kokoro.vocab import VOCAB
 from speech.engines.kokoro.weights import load_state_dict, model_file
-from speech.engines.threads import claim_torch_threads, in_this_thread
+from speech.engines.threads import claim_torch_threads, on_torch_thread
 from speech.engines.timing import word_timings
 from speech.errors import EngineError
 from speech.types import AudioChunk, SynthesisOptions, WordTiming
@@ -149,21 +149,28 @@ def shared_model(
     with _models_lock:
         shared = _models.get(key)
         if shared is None:
-            with engine_errors("loading Kokoro"):
-                model = KokoroModel()
-                model.load_state_dict(load_state_dict(model_file(cache_dir), cache_dir), strict=True)
-                model.eval().to(target)
-                if spectral:  # from the float32 weights, then rounded once to the decoder's precision
-                    model.use_spectral_convolutions()
-                model.set_decoder_dtype(_DTYPES[dtype])
-                if dtype == "int8":
-                    model.quantize_dynamic()
-                if fused:
-                    model.compile_kernels()
-                if graphs:
-                    model.record_graphs()
-                if fused and target.type == "cuda":  # on a CPU compiling is a bench's opt-in; it warms itself
-                    model.warm_compiled_kernels()
+
+            def build() -> KokoroModel:
+                with engine_errors("loading Kokoro"):
+                    model = KokoroModel()
+                    model.load_state_dict(load_state_dict(model_file(cache_dir), cache_dir), strict=True)
+                    model.eval().to(target)
+                    if spectral:  # from the float32 weights, then rounded once to the decoder's precision
+                        model.use_spectral_convolutions()
+                    model.set_decoder_dtype(_DTYPES[dtype])
+                    if dtype == "int8":
+                        model.quantize_dynamic()
+                    if fused:
+                        model.compile_kernels()
+                    if graphs:
+                        model.record_graphs()
+                    if fused and target.type == "cuda":  # on a CPU compiling is a bench's opt-in; it warms itself
+                        model.warm_compiled_kernels()
+                return model
+
+            # on a CPU the loading's parallel work runs on the torch thread too: a thread of its
+            # own that ran it would keep an OpenMP team of its own (speech/engines/threads.py)
+            model = on_torch_thread(build) if target.type == "cpu" else build()
             shared = _Shared(model, threading.Lock(), dtype)
             _models[key] = shared
         return shared
@@ -362,15 +369,20 @@ class KokoroEngine:
         rows = [min(len(piece.ids), self.pack.shape[0]) - 1 for piece in batch]
         styles = self.pack[rows]
         speeds = torch.full((len(batch),), speed, dtype=torch.float32)
-        if self.model.device.type == "cpu":
-            in_this_thread()  # an engine or worker thread keeps the count it first ran torch with
-        with self._shared.lock, engine_errors("Kokoro synthesis"), torch.inference_mode():
-            out = self.model([[0, *piece.ids, 0] for piece in batch], styles, speeds)
-            # one copy each to the host, then split there (a copy per item waits per item)
-            audio = np.split(torch.cat(out.audio).cpu().numpy(), np.cumsum([len(a) for a in out.audio])[:-1])
-            durations = np.split(
-                torch.cat(out.durations).float().cpu().numpy(), np.cumsum([len(d) for d in out.durations])[:-1]
-            )
+
+        def forward() -> tuple[list[np.ndarray], list[np.ndarray]]:
+            with self._shared.lock, engine_errors("Kokoro synthesis"), torch.inference_mode():
+                out = self.model([[0, *piece.ids, 0] for piece in batch], styles, speeds)
+                # one copy each to the host, then split there (a copy per item waits per item)
+                audio = np.split(torch.cat(out.audio).cpu().numpy(), np.cumsum([len(a) for a in out.audio])[:-1])
+                durations = np.split(
+                    torch.cat(out.durations).float().cpu().numpy(), np.cumsum([len(d) for d in out.durations])[:-1]
+                )
+            return audio, durations
+
+        # on a CPU every pass runs on the process's one torch thread, at the rule's thread count
+        # (speech/engines/threads.py: two OpenMP teams on two cores ran every pass throttled)
+        audio, durations = on_torch_thread(forward) if self.model.device.type == "cpu" else forward()
         results = []
         for piece, samples, frames in zip(batch, audio, durations, strict=True):
             words = [(w, p.replace("ç", _STAND_IN)) for w, p in piece.words]

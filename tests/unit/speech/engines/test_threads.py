@@ -1,6 +1,8 @@
 """One owner for torch's thread count (``speech/engines/threads.py``): engines claim what they run
 on. The bug this guards: loading a VITS voice on onnxruntime set torch to one thread for the
-whole process, so every Kokoro voice beside it ran on one core."""
+whole process, so every Kokoro voice beside it ran on one core. And one thread for the passes:
+a Kokoro voice's loading and forward passes on a CPU run on the process's torch thread, whoever
+calls, so OpenMP keeps one team (two on two cores ran every pass throttled)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 import torch
 
 from speech.engines.registry import load_engine
-from speech.engines.threads import claim_torch_threads, reset_claims, usable_cores
+from speech.engines.threads import claim_torch_threads, on_torch_thread, reset_claims, usable_cores
 from speech.engines.vits import VitsEngine
 from speech.voices import Catalog
 
@@ -91,3 +93,48 @@ def test_kokoro_gets_every_core_beside_a_vits_voice_on_onnxruntime(order: list[s
         hook.remove()
     assert at_start == [1]
     assert seen == [usable_cores(), usable_cores()]
+
+
+def test_every_kokoro_pass_and_its_loading_run_on_the_one_torch_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the main thread and from two others, the forward passes (and the model's loading)
+    run on one thread, neither caller's, at the rule's count."""
+    from speech.engines.kokoro import engine as kokoro_engine
+
+    monkeypatch.setattr(kokoro_engine, "_models", {})  # a model of this test's own, so its loading is seen
+    loads: list[str] = []
+    model_class = kokoro_engine.KokoroModel
+
+    def recorded() -> Any:
+        loads.append(threading.current_thread().name)
+        return model_class()
+
+    monkeypatch.setattr(kokoro_engine, "KokoroModel", recorded)
+    engine = load_engine(Catalog.load().voice("coda", "ivy"), device="cpu", dtype="float32")
+    passes: list[tuple[str, int]] = []
+    hook = engine.model.register_forward_pre_hook(
+        lambda *_: passes.append((threading.current_thread().name, torch.get_num_threads()))
+    )
+    callers = [threading.Thread(target=engine.synthesize, args=(["A short one."],), name=f"caller-{n}") for n in range(2)]
+    try:
+        engine.synthesize(["From the main thread."])
+        for caller in callers:
+            caller.start()
+            caller.join(timeout=300)
+    finally:
+        hook.remove()
+    assert len(passes) == 3
+    assert {name for name, _ in passes} == set(loads) and len(loads) == 1
+    assert loads[0].startswith("torch") and loads[0] != threading.current_thread().name
+    assert {count for _, count in passes} == {usable_cores()}
+
+
+def test_the_torch_thread_returns_results_raises_errors_and_runs_its_own_calls_in_place() -> None:
+    assert on_torch_thread(lambda: threading.current_thread().name).startswith("torch")
+    inner = on_torch_thread(lambda: on_torch_thread(lambda: threading.current_thread().name))
+    assert inner.startswith("torch")  # no deadlock: a call from the torch thread runs where it is
+
+    def fails() -> None:
+        raise ValueError("from the torch thread")
+
+    with pytest.raises(ValueError, match="from the torch thread"):
+        on_torch_thread(fails)
