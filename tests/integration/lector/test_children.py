@@ -43,6 +43,7 @@ def bye(*_):
     time.sleep(1.5)
     sys.exit(0)
 signal.signal(signal.SIGTERM, bye)
+print("ready", flush=True)
 while True:
     time.sleep(0.1)
 """
@@ -108,6 +109,9 @@ def test_two_stop_signals_to_the_group_leave_no_child_behind(tmp_path: Path) -> 
         proc = _start(children, log)
         try:
             assert wait_until(lambda: len(_descendants(proc.pid)) == 3, timeout=20)  # noqa: B023
+            # each child has its handler: a SIGTERM before it would end one by default (seen: the
+            # signal reached worker-cpu in the millisecond it was started)
+            assert wait_until(lambda: log.read_text().count("ready") == 3, timeout=20)  # noqa: B023
             kids = _descendants(proc.pid)
             os.killpg(proc.pid, first)  # what make and a terminal do: the whole foreground group
             time.sleep(0.3)  # the children are now stopping (1.5 s each)
