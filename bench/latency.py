@@ -295,7 +295,7 @@ def served(services: Backends, env_extra: dict[str, str] | None = None, port: in
                 server.kill()
                 server.wait()
             shutil.rmtree(data_dir, ignore_errors=True)  # the server's data folder
-            if log_path and not isinstance(log, int):
+            if not isinstance(log, int):  # a file, not DEVNULL
                 log.close()
 
 

@@ -16,18 +16,19 @@ process has claimed "intra_op".
 The count is also per thread: OpenMP keeps it in each thread once the thread has run torch, and
 ``torch.set_num_threads`` changes only the calling thread's and the default for threads that have
 not run torch yet. An API engine thread that ran a VITS torch voice at one thread, or any thread
-that touched torch before a Kokoro voice was loaded on another, kept one thread. So an engine
-that claimed "intra_op" calls ``in_this_thread`` before each forward pass: the calling thread
-runs at the count the rule set.
+that touched torch before a Kokoro voice was loaded on another, kept one thread. So the thread
+that runs an "intra_op" engine's forward pass calls ``in_this_thread`` first: it runs at the count
+the rule set.
 
 And the passes themselves run on one thread (``on_torch_thread``). OpenMP keeps a team of worker
 threads for every thread that ran a parallel region, and once libgomp manages more threads than
 there are cores it stops spinning between regions (its "throttled" mode, 1,000 spins and then a
 futex sleep). The API runs synthesis steps on an engine thread per core, so on 2 cores two teams
 came to be and every Kokoro pass ran throttled from then on: the clause of a stream's first
-piece took 591 ms from either thread against 503 ms while one thread alone had run it (Zen 4),
-and the server's first byte sat 100 ms above the engine's own time. One thread, one team: the
-engine's model lock lets one pass run at a time anyway, so nothing waits that did not before.
+piece took 582-588 ms from a pool of two threads against 451-464 ms from the loading thread
+alone (Zen 4), and the server's first byte sat 100 ms above the engine's own time. One thread,
+one team: the engine's model lock lets one pass run at a time anyway, so nothing waits that did
+not before. That thread sets its count (``in_this_thread``) before each pass.
 """
 
 from __future__ import annotations
