@@ -50,11 +50,14 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     """With ``LECTOR_TEST_TIMELINE=<dir>``, each process that runs tests writes when each test
     ended (wall clock, its xdist worker or its pid): how the suite's minutes fall on the workers
     and the farm's lane, which the durations table cannot show (``python -m
-    tests.support.timeline <dir>`` sums it up). With it, the CPU seconds the process and its
-    reaped children have used so far: a stack's processes count at the file that stopped them."""
+    tests.support.timeline <dir>`` sums it up). With it, the CPU seconds the process, its reaped
+    children and its live descendants have used so far: a stack's servers count at the tests
+    they served, not at the file that stopped them (a stack is a session's)."""
     import os
     import resource
     import time
+
+    import psutil
 
     folder = os.environ.get("LECTOR_TEST_TIMELINE")
     if folder:
@@ -63,4 +66,10 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         with open(os.path.join(folder, f"{worker}.log"), "a", encoding="utf-8") as log:
             own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+            for child in psutil.Process().children(recursive=True):
+                try:
+                    times = child.cpu_times()  # its own and its reaped children's
+                except psutil.Error:  # gone meanwhile: its parent's figure has it once reaped
+                    continue
+                cpu += times.user + times.system + times.children_user + times.children_system
             log.write(f"{time.time():.2f} {cpu:.2f} {item.nodeid}\n")
