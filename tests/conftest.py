@@ -57,10 +57,10 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     import resource
     import time
 
-    import psutil
-
     folder = os.environ.get("LECTOR_TEST_TIMELINE")
     if folder:
+        import psutil  # only with a timeline: a plain run reads no process table per test
+
         worker = os.environ.get("PYTEST_XDIST_WORKER") or f"lane-{os.getpid()}"
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, f"{worker}.log"), "a", encoding="utf-8") as log:
