@@ -95,3 +95,61 @@ def test_a_graph_that_is_not_piper_vits_is_a_weights_error(tmp_path: Path) -> No
     onnx.save(helper.make_model(graph), str(path))
     with pytest.raises(WeightsError, match="not a Piper VITS export"):
         OnnxVitsModel(path, workers=1, hop_length=256)
+
+
+def _conv_graph(opset: int) -> onnx.ModelProto:
+    """Three one-dimensional convolutions: dilated with bias, strided and grouped sharing one
+    weight with a third, and a ``Relu`` between, as a voice's graph chains them."""
+    rng = np.random.default_rng(3)
+    wide = onnx.numpy_helper.from_array(rng.standard_normal((8, 8, 5)).astype(np.float32), "wide")
+    bias = onnx.numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "bias")
+    grouped = onnx.numpy_helper.from_array(rng.standard_normal((8, 2, 3)).astype(np.float32), "grouped")
+    nodes = [
+        helper.make_node("Conv", ["x", "wide", "bias"], ["a"], dilations=[3], pads=[6, 6], kernel_shape=[5]),
+        helper.make_node("Relu", ["a"], ["b"]),
+        helper.make_node("Conv", ["b", "grouped"], ["c"], group=4, strides=[2], pads=[1, 1]),
+        helper.make_node("Conv", ["c", "grouped"], ["y"], group=4, pads=[1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "convolutions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, None])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, None])],
+        initializer=[wide, bias, grouped],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("opset", [11, 15])
+def test_one_dimensional_convolutions_become_planar_with_the_same_output(opset: int) -> None:
+    import onnxruntime
+
+    from speech.engines.vits.onnx_runtime import _as_planar_convolutions
+
+    model = _conv_graph(opset)
+    original = model.SerializeToString()
+    assert _as_planar_convolutions(model) == 3
+    onnx.checker.check_model(model)
+    convolutions = [n for n in model.graph.node if n.op_type == "Conv"]
+    weights = {init.name: init for init in model.graph.initializer}
+    assert all(len(weights[n.input[1]].dims) == 4 for n in convolutions)
+    assert {init.name for init in model.graph.initializer} >= {"bias"}
+    assert not {"wide", "grouped"} & set(weights)  # the one-dimensional weights are gone
+    x = np.random.default_rng(4).standard_normal((1, 8, 301)).astype(np.float32)
+    ours = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    theirs = onnxruntime.InferenceSession(original, providers=["CPUExecutionProvider"])
+    (a,), (b,) = ours.run(None, {"x": x}), theirs.run(None, {"x": x})
+    assert a.shape == b.shape == (1, 8, 151)
+    assert float(np.abs(a - b).max()) < 1e-4 * float(np.abs(b).max())
+
+
+def test_the_voice_graph_becomes_planar(joe_paths: tuple[Path, Path]) -> None:
+    """Every convolution of the voice's graph is made planar (what the single-threaded session
+    runs; the parity test above runs both sessions against the PyTorch modules)."""
+    from speech.engines.vits.onnx_runtime import _as_planar_convolutions, _graph_with_durations
+
+    graph = _graph_with_durations(joe_paths[0])
+    convolutions = sum(n.op_type == "Conv" for n in graph.graph.node)
+    assert convolutions > 100 and _as_planar_convolutions(graph) == convolutions
+    weights = {init.name: len(init.dims) for init in graph.graph.initializer}
+    assert all(weights[n.input[1]] == 4 for n in graph.graph.node if n.op_type == "Conv")

@@ -89,7 +89,15 @@ def test_auto_is_bfloat16_only_where_the_cpu_multiplies_it(
 
 @pytest.mark.parametrize("spectral", [False, True], ids=["direct", "spectral"])
 def test_bfloat16_alone_stays_within_its_floor_of_float32(spectral: bool) -> None:
-    sentence = SENTENCE if resolve_dtype("auto", "cpu") == "bfloat16" else SHORT_SENTENCE
+    native = resolve_dtype("auto", "cpu") == "bfloat16"
+    if not native and not spectral:
+        # oneDNN's emulated bfloat16 convolutions took 170 s for the four words on a 2-vCPU AMD
+        # EPYC Zen 1 (AVX2), the spectral ones 19 s: the longest test of the suite there, for a
+        # path that CPU never runs. The spectral case below holds what the two share (the lone
+        # item's float32 statistics, conv_post in float32); the direct convolutions' bfloat16
+        # is oneDNN's own, and runs on the CPUs that multiply bfloat16 (AMX, AVX-512 BF16).
+        pytest.skip("bfloat16 direct convolutions are emulated on this CPU; checked where auto picks them")
+    sentence = SENTENCE if native else SHORT_SENTENCE
     reference, durations = _speak("float32", sentence=sentence)
     ours, bf16_durations = _speak("bfloat16", spectral=spectral, sentence=sentence)
     assert torch.equal(bf16_durations, durations)
