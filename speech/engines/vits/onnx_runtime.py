@@ -135,10 +135,10 @@ class OnnxVitsModel:
     def __init__(self, model_path: str | Path, *, workers: int, hop_length: int) -> None:
         graph = _graph_with_durations(model_path)
         self.hop_length = hop_length
-        self._wide = _session(graph.SerializeToString(), workers) if workers > 1 else None
+        own = graph.SerializeToString() if workers > 1 else None
         _as_planar_convolutions(graph)
         self._single = _session(graph.SerializeToString(), 1)
-        self._wide = self._wide or self._single
+        self._wide = _session(own, workers) if own is not None else self._single
 
     def __call__(
         self,
