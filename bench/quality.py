@@ -18,7 +18,8 @@ Whisper base's CER on the development sentences (``tests/data/intelligibility_de
 ``bench.intelligibility`` path); and the paragraph's RTF (a shared machine's clock: the
 ``bench.engine`` ratios are the speed figures). Kokoro voices are spoken once per precision of
 ``--dtypes`` and once by onnxruntime on the shipped int8 graph with the same pack and phonemes
-(runtime ``onnxruntime``); VITS voices by their ``auto`` runtime in float32.
+(runtime ``onnxruntime``); VITS voices by their ``auto`` runtime in float32, the paragraph four times
+(``VITS_DRAWS``: their graph draws fresh noise on every call).
 
 ``--quick`` (a few minutes): English and French, the four English ``coda`` Kokoro voices and the
 first French one, three CER sentences. The end: one ``RESULT`` line per row, then a ``DRIFT``
@@ -196,10 +197,20 @@ class Rendered:
     sentences: dict[str, np.ndarray]
 
 
-def render(speak: Speak, rate: int, paragraph: str, lang: str, cer_limit: int | None, with_cer: bool) -> Rendered:
+VITS_DRAWS = 4
+"""Times a VITS voice speaks its paragraph, the renderings scored end to end. A Piper graph draws
+fresh noise on every call (its ``RandomNormalLike`` nodes: the flow's prior and the durations),
+so the same code spoke ``joe``'s paragraph at P.808 4.10-4.31 in three runs (Zen 5); DNSMOS
+averages its 9 s windows, and four renderings halve that spread. A change to VITS's kernels is
+compared with the noise fixed (``test_vits_onnxruntime.py``, the planar graph)."""
+
+
+def render(
+    speak: Speak, rate: int, paragraph: str, lang: str, cer_limit: int | None, with_cer: bool, draws: int = 1
+) -> Rendered:
     speak(paragraph.split(" ", 3)[-1][:40])  # warm-up: first-call costs (phonemizer, kernels) are not speed
     start = time.perf_counter()
-    audio = speak(paragraph)
+    audio = joined([speak(paragraph) for _ in range(draws)], rate) if draws > 1 else speak(paragraph)
     rtf = (time.perf_counter() - start) / (len(audio) / rate)
     written = dev_sentences(lang)[:cer_limit] if with_cer else []
     return Rendered(audio, rate, rtf, {text: speak(text) for text in written})
@@ -442,7 +453,8 @@ def rendered_here(args: argparse.Namespace, add: Add, cores: int) -> None:
             engine = load_engine(voice, threads=threads)
             runtime = getattr(engine, "runtime", voice.engine)
             add(voice, voice.engine, "float32", str(runtime),
-                render(lector_speaker(engine, voice.lang), engine.sample_rate, paragraph, voice.lang, cer_limit, with_cer))
+                render(lector_speaker(engine, voice.lang), engine.sample_rate, paragraph, voice.lang, cer_limit, with_cer,
+                       draws=VITS_DRAWS))
 
 
 if __name__ == "__main__":

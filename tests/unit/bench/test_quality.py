@@ -126,3 +126,21 @@ def test_dev_sentences_are_read_without_the_recognizer() -> None:
     from tests.support.asr_multilingual import sentences
 
     assert dev_sentences("fr") == [s.text for s in sentences("fr", source=DEV_SENTENCES)]
+
+
+def test_a_vits_paragraph_is_scored_over_several_draws() -> None:
+    """Every draw of the paragraph is in what DNSMOS scores, each followed by the sentences' gap;
+    the warm-up is not."""
+    from bench.quality import GAP_SECONDS, render
+
+    said: list[str] = []
+
+    def speak(text: str) -> np.ndarray:
+        said.append(text)
+        return np.full(100, float(len(said)), dtype=np.float32)
+
+    rendered = render(speak, 1000, "one two three four five", "en", None, with_cer=False, draws=3)
+    gap = int(GAP_SECONDS * 1000)
+    assert said[1:] == ["one two three four five"] * 3 and said[0] != said[1]
+    assert rendered.paragraph.size == 3 * (100 + gap)
+    assert [float(rendered.paragraph[i * (100 + gap)]) for i in range(3)] == [2.0, 3.0, 4.0]
