@@ -8,20 +8,16 @@ threshold when a padded batch changes the curve in its last ulp.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from speech.engines.kokoro import engine as engine_module
 from speech.engines.kokoro.phonemes import MAX_TOKENS, VOCAB, token_ids
 from speech.types import SynthesisOptions
+from tests.support.snr import snr_db
 
 pytestmark = pytest.mark.slow
 
 SENTENCES = ["Hello there, how are you?", "Fine, thanks.", "The weather is lovely this morning, isn't it?"]
-
-
-def _snr(reference: np.ndarray, other: np.ndarray) -> float:
-    return float(10 * np.log10(np.sum(reference**2) / max(np.sum((reference - other) ** 2), 1e-30)))
 
 
 def test_a_batch_gives_each_sentence_its_own_audio(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
@@ -30,7 +26,7 @@ def test_a_batch_gives_each_sentence_its_own_audio(kokoro_engine) -> None:  # ty
         alone = kokoro_engine.synthesize([sentence])[0]
         assert len(chunk.samples) == len(alone.samples) > 0
         assert [(w.word, w.start, w.end) for w in chunk.words] == [(w.word, w.start, w.end) for w in alone.words]
-        assert _snr(alone.samples, chunk.samples) > 35.0
+        assert snr_db(alone.samples, chunk.samples) > 35.0
 
 
 def test_a_short_sentence_batched_with_a_long_one_keeps_its_own_audio(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
@@ -42,7 +38,7 @@ def test_a_short_sentence_batched_with_a_long_one_keeps_its_own_audio(kokoro_eng
     alone = kokoro_engine.synthesize([short])[0]
     assert len(batched.samples) == len(alone.samples) > 0
     assert [(w.word, w.start, w.end) for w in batched.words] == [(w.word, w.start, w.end) for w in alone.words]
-    assert _snr(alone.samples, batched.samples) > 35.0
+    assert snr_db(alone.samples, batched.samples) > 35.0
 
 
 def test_word_timings_are_ordered_and_inside_the_audio(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
@@ -114,7 +110,7 @@ def test_another_decoder_precision_keeps_the_durations_and_the_sound(kokoro_engi
         base = kokoro_engine.model([[0, *ids, 0]], style, torch.tensor([1.0]))
     assert torch.equal(wide.durations[0], base.durations[0])
     assert wide.audio[0].dtype == torch.float32
-    assert _snr(base.audio[0].numpy(), wide.audio[0].numpy()) > 20.0
+    assert snr_db(base.audio[0].numpy(), wide.audio[0].numpy()) > 20.0
 
 
 def test_the_engine_names_the_precision_its_audio_comes_from(kokoro_engine) -> None:  # type: ignore[no-untyped-def]
@@ -145,4 +141,4 @@ def test_the_sound_does_not_hang_on_the_last_bits_of_the_harmonic_source(kokoro_
     finally:
         handle.remove()
     for before, after in zip(plain, nudged, strict=True):
-        assert _snr(before, after) > 60.0
+        assert snr_db(before, after) > 60.0

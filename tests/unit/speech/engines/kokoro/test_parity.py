@@ -37,6 +37,7 @@ from speech.engines.kokoro.model import SAMPLES_PER_FRAME
 from speech.engines.kokoro.phonemes import KokoroPhonemizer, token_ids
 from speech.engines.kokoro.voices import bundled_packs
 from tests.support import kokoro_reference as ref
+from tests.support.snr import snr_db
 
 pytestmark = pytest.mark.slow
 
@@ -60,11 +61,6 @@ def _inputs(lang: str, pack: str = "jm_kumo") -> tuple[list[int], np.ndarray]:
     voice, text = SENTENCES[lang]
     ids, _ = token_ids(KokoroPhonemizer(lang, voice).phonemize(text))
     return ids, bundled_packs()[pack][len(ids) - 1].copy()
-
-
-def _snr(reference: np.ndarray, ours: np.ndarray) -> float:
-    noise = reference - ours
-    return float(10 * np.log10(np.sum(reference**2) / max(np.sum(noise**2), 1e-30)))
 
 
 class _Trace:
@@ -144,7 +140,7 @@ def test_every_stage_matches_the_float_graph(model, float_session) -> None:  # t
     finally:
         generator._harmonic_spectrum = original
     ours = 1.5 * out.audio[0].numpy()
-    assert _snr(expected["audio"][10:-10], ours[10:-10]) > 60.0
+    assert snr_db(expected["audio"][10:-10], ours[10:-10]) > 60.0
 
 
 def test_speed_divides_the_durations_as_the_graph_does(model, float_session) -> None:  # type: ignore[no-untyped-def]
