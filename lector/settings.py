@@ -168,7 +168,8 @@ class Settings(_Checked):
     kokoro_convolutions: Literal["auto", "direct", "spectral"] = Field(
         "auto",
         description="Kokoro's long generator convolutions: auto (spectral on a CPU in float32, and in "
-        "bfloat16 where there is no AMX; direct elsewhere), direct, spectral (blockwise in the frequency "
+        "bfloat16 where there is no AMX; direct elsewhere), direct (oneDNN's; with AMX, in bfloat16, over "
+        "time-major activations), spectral (blockwise in the frequency "
         "domain: the same arithmetic in about three quarters of the decoder's time, for some 560 MB more "
         "memory in float32, 280 in bfloat16)",
     )

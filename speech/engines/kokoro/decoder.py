@@ -25,6 +25,12 @@ from torch import nn
 
 from speech.engines.kokoro import kernels
 from speech.engines.kokoro.layers import AdaIN1d, AdainResBlk1d, masked, time_mask
+from speech.engines.kokoro.time_major import (
+    mask_time_major,
+    replace_block_convolutions,
+    to_channel_first,
+    to_time_major,
+)
 
 STYLE = 128
 SAMPLE_RATE = 24000
@@ -69,14 +75,25 @@ class AdaINResBlock1(nn.Module):
         self.kernels = kernels.EAGER
 
     def forward(self, x: torch.Tensor, style: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """``x`` ``[B, C, T]``, or time-major ``[B, C, 1, T]`` (``time_major.py``) with a mask to match."""
         ops = self.kernels
+        fit = _channel_factor if x.dim() == 4 else _same
         for c1, c2, n1, n2, a1, a2 in zip(
             self.convs1, self.convs2, self.adain1, self.adain2, self.alpha1, self.alpha2, strict=True
         ):
-            h = c1(ops.adain_snake(x, *n1.affine(style), a1, mask, n1.eps))
-            h = c2(ops.adain_snake(h, *n2.affine(style), a2, mask, n2.eps))
+            h = c1(ops.adain_snake(x, *map(fit, n1.affine(style)), fit(a1), mask, n1.eps))
+            h = c2(ops.adain_snake(h, *map(fit, n2.affine(style)), fit(a2), mask, n2.eps))
             x = ops.residual(h, x, mask, 1.0)
         return x
+
+
+def _same(factor: torch.Tensor) -> torch.Tensor:
+    return factor
+
+
+def _channel_factor(factor: torch.Tensor) -> torch.Tensor:
+    """A per-channel ``[B, C, 1]`` factor for time-major ``[B, C, 1, T]`` activations."""
+    return factor.unsqueeze(-1)
 
 
 class SourceModule(nn.Module):
@@ -175,6 +192,13 @@ class Generator(nn.Module):
             channels = out
         self.conv_post = nn.Conv1d(channels, N_FFT + 2, 7, 1, padding=3)
         self.register_buffer("window", torch.hann_window(N_FFT, periodic=True), persistent=False)
+        self.time_major = False  # ``KokoroModel.use_time_major_blocks``
+
+    def use_time_major_blocks(self) -> None:
+        """Hold the residual blocks' activations time-major (``time_major.py``)."""
+        replace_block_convolutions(self.resblocks)
+        replace_block_convolutions(self.noise_res)
+        self.time_major = True
 
     def _harmonic_spectrum(self, f0: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
         """Excitation -> STFT magnitude and phase, ``[B, 22, 60 S + 1]`` for ``f0`` ``[B, S]``,
@@ -234,11 +258,15 @@ class Generator(nn.Module):
                 x = F.pad(x, (1, 0), mode="reflect")
                 lengths = lengths + 1
             mask = time_mask(lengths, x.shape[-1])
-            source = self.noise_convs[i](har)[..., : x.shape[-1]]
-            source = self.noise_res[i](masked(source, mask), style, mask)
-            x = masked(x + source, mask)
+            source = masked(self.noise_convs[i](har)[..., : x.shape[-1]], mask)
             blocks = self.resblocks[i * len(RESBLOCK_KERNELS) : (i + 1) * len(RESBLOCK_KERNELS)]
+            if self.time_major:  # the blocks' activations time-major, from here to the stage's end
+                x, source, mask = to_time_major(x), to_time_major(source), mask_time_major(mask)
+            source = self.noise_res[i](source, style, mask)
+            x = masked(x + source, mask)
             x = sum(block(x, style, mask) for block in blocks) / len(RESBLOCK_KERNELS)
+            if self.time_major:
+                x = to_channel_first(x)
         # conv_post runs in float32 (its weights stay there, ``KokoroModel.set_decoder_dtype``):
         # its output is a log-magnitude, and bfloat16 would round a value near 8 to a step of
         # 1/16, a 6% step in every bin's amplitude.

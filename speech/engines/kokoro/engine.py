@@ -69,7 +69,7 @@ class _Shared:
     dtype: str = "float32"  # resolved: what the decoder computes in
 
 
-_models: dict[tuple[str, str, bool, bool, bool], _Shared] = {}
+_models: dict[tuple[str, str, bool, bool, bool, bool], _Shared] = {}
 _models_lock = threading.Lock()
 
 
@@ -82,7 +82,7 @@ def resolve_dtype(dtype: str, device: str) -> str:
     3.40 against 4.25 for ``af_heart``): torch's dynamic int8 ``Conv1d`` requantized its output
     at its input's scale. bfloat16, with the instance norms' statistics, the harmonic source,
     the STFTs and ``conv_post`` in float32, scores within 0.03 P.808 of float32 and runs at
-    0.62x onnxruntime's time where AMX multiplies bfloat16 (an Intel Xeon) and 0.68x where
+    0.34x onnxruntime's time where AMX multiplies bfloat16 (an Intel Xeon; ``time_major.py``) and 0.68x where
     AVX-512 BF16's dot products do (an AMD Zen 5, whose float32 takes 1.3-1.4x; the instance
     norms as one ``batch_norm``, ``kernels.adain``); on an AVX2 CPU oneDNN converts bfloat16 to
     float32 around each product, and float32 stays. GPUs keep float32:
@@ -109,8 +109,9 @@ def resolve_spectral(spectral: bool | None, device: str, dtype: str) -> bool:
     (``spectral_conv.py``) on a CPU, in float32 (0.76x the direct decoder's time on a Zen 4) and in
     bfloat16 on AVX-512 BF16 without AMX (0.73-0.75x on the Zen 4, the same 23 dB SNR to float32
     as the direct bfloat16 decoder). With AMX, oneDNN's bfloat16 convolutions run on the tile
-    unit, and where bfloat16 is emulated (AVX2) it is a choice made by hand: the spectral form is
-    not measured there, and direct stays. GPUs' cuDNN and int8 keep direct convolutions."""
+    unit and the spectral form gains nothing (an Intel Xeon's RTF 0.296 against 0.276 direct, for
+    800 MB more), so direct stays; where bfloat16 is emulated (AVX2) it is a choice made by hand.
+    GPUs' cuDNN and int8 keep direct convolutions."""
     cpu = torch.device(device).type == "cpu"
     usable = cpu and dtype in ("float32", "bfloat16")
     if spectral and not usable:
@@ -119,6 +120,15 @@ def resolve_spectral(spectral: bool | None, device: str, dtype: str) -> bool:
         return spectral
     measured = torch.cpu._is_avx512_bf16_supported() and not torch.cpu._is_amx_tile_supported()
     return usable and (dtype == "float32" or measured)
+
+
+def resolve_time_major(device: str, dtype: str, spectral: bool) -> bool:
+    """The generator's residual blocks over time-major activations (``time_major.py``): for
+    direct bfloat16 convolutions on a CPU with AMX, oneDNN's own layout there (the generator
+    0.73x its channel-first time on an Intel Xeon). Elsewhere the spectral form or the GPU's
+    kernels serve, and channel-first stays."""
+    cpu = torch.device(device).type == "cpu"
+    return cpu and dtype == "bfloat16" and not spectral and torch.cpu._is_amx_tile_supported()
 
 
 def resolve_graphs(cuda_graphs: bool | None, device: str) -> bool:
@@ -145,7 +155,8 @@ def shared_model(
     if target.type == "cuda" and not torch.cuda.is_available():
         raise EngineError("device 'cuda' requested but CUDA is not available")
     graphs = resolve_graphs(cuda_graphs, device)
-    key = (str(target), dtype, fused, graphs, spectral)
+    time_major = resolve_time_major(device, dtype, spectral)
+    key = (str(target), dtype, fused, graphs, spectral, time_major)
     with _models_lock:
         shared = _models.get(key)
         if shared is None:
@@ -158,6 +169,8 @@ def shared_model(
                     if spectral:  # from the float32 weights, then rounded once to the decoder's precision
                         model.use_spectral_convolutions()
                     model.set_decoder_dtype(_DTYPES[dtype])
+                    if time_major:
+                        model.use_time_major_blocks()
                     if dtype == "int8":
                         model.quantize_dynamic()
                     if fused:

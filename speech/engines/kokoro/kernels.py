@@ -77,11 +77,16 @@ def _adain_batch_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, 
     by converting the whole tensor, twice (the mean and the norm each copy it): on a 2-vCPU Zen 5
     those copies and the bfloat16 ``addcmul`` were a third of Kokoro's decoder time, and this is
     one pass to read the statistics and one to write."""
-    batch, channels, length = x.shape
-    weight = (1 + gamma.float()).expand(batch, channels, 1).reshape(-1)
-    bias = beta.float().expand(batch, channels, 1).reshape(-1)
-    flat = x.reshape(1, batch * channels, length)
-    return torch.batch_norm(flat, weight, bias, None, None, True, 0.0, eps, False).view(batch, channels, length)
+    batch, channels = x.shape[:2]
+    weight = (1 + gamma.float()).reshape(batch, channels)
+    bias = beta.float().reshape(batch, channels)
+    if x.dim() == 4:  # time-major [B, C, 1, T] (``time_major.py``): an item's channels over its own steps
+        items = [
+            torch.batch_norm(x[b : b + 1], weight[b], bias[b], None, None, True, 0.0, eps, False) for b in range(batch)
+        ]
+        return items[0] if batch == 1 else torch.cat(items)
+    flat = x.reshape(1, batch * channels, x.shape[-1])
+    return torch.batch_norm(flat, weight.reshape(-1), bias.reshape(-1), None, None, True, 0.0, eps, False).view(x.shape)
 
 
 def adain_snake(

@@ -100,6 +100,12 @@ class KokoroModel(nn.Module):
         replace_long_convolutions(generator.resblocks)
         replace_long_convolutions(generator.noise_res)
 
+    def use_time_major_blocks(self) -> None:
+        """The generator's residual blocks over time-major activations (``time_major.py``): oneDNN's
+        layout for bfloat16 convolutions on a CPU with AMX, where each channel-first convolution
+        copied its output back."""
+        self.decoder.generator.use_time_major_blocks()
+
     def quantize_dynamic(self) -> None:
         """The CPU int8 path: every convolution but the last as ``Int8Conv1d`` (activations
         quantized per call, as the shipped onnxruntime graph runs; weights per output channel,

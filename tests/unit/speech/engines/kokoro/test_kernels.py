@@ -105,6 +105,27 @@ def test_the_bfloat16_adain_with_a_mask_equals_it_without_over_the_valid_steps()
     torch.testing.assert_close(batched.float(), alone.float(), rtol=0.02, atol=0.02)
 
 
+@pytest.mark.parametrize("padded", [False, True], ids=["unpadded", "padded"])
+def test_a_time_major_adain_is_the_channel_first_one(padded: bool) -> None:
+    """Activations held time-major (``time_major.py``), a batch of two: each item normalised over
+    its own steps, the result kept time-major, and every value within one bfloat16 step of the
+    channel-first route's (the sums run in another order). One batch norm over both items, or
+    the statistics over the wrong axis, misses by whole units."""
+    from speech.engines.kokoro.time_major import mask_time_major, to_channel_first, to_time_major
+
+    generator = torch.Generator().manual_seed(8)
+    x = (torch.randn(2, 24, 700, generator=generator) * torch.tensor([1.0, 4.0])[:, None, None] + 2).bfloat16()
+    gamma, beta = torch.randn(2, 24, 1, generator=generator), torch.randn(2, 24, 1, generator=generator)
+    mask = (torch.arange(700)[None, :] < torch.tensor([700, 450])[:, None]).unsqueeze(1).float() if padded else None
+    if mask is not None:
+        x = x * mask.bfloat16()
+    reference = kernels.adain(x, gamma, beta, mask, 1e-5)
+    ours = kernels.adain(to_time_major(x), gamma.unsqueeze(-1), beta.unsqueeze(-1), mask_time_major(mask), 1e-5)
+    assert ours.shape == (2, 24, 1, 700) and ours.is_contiguous(memory_format=torch.channels_last)
+    step = torch.finfo(torch.bfloat16).eps * reference.float().abs().clamp(min=2.0**-8)
+    assert torch.all((to_channel_first(ours).float() - reference.float()).abs() <= step + 1e-4)
+
+
 def test_after_the_warm_up_no_call_compiles_again() -> None:
     """A lone item, padded batches of 3 and 5 and an unpadded batch of 4 after
     ``warm_compiled_kernels``: dynamo traces nothing new. On dynamo's eager backend (its guards

@@ -14,8 +14,9 @@ replaced, torch's dynamic ``Conv1d`` that clipped its outputs, read 2.1 dB (P.80
 1.94 below). 12 dB leaves 4 dB for other CPU kernels' arithmetic, and is nowhere near a path
 that adds audible noise. Measured on a 2-vCPU AMD EPYC (Zen 5, AVX-512), torch 2.13.
 
-bfloat16, one item alone, has a floor of its own, 20 dB: it reads 25.5 dB on a 2-vCPU Intel Xeon
-with AMX (oneDNN's bfloat16 convolutions); ``auto`` picks it there and on AVX-512 BF16 (Zen 5).
+bfloat16, one item alone, has a floor of its own, 20 dB: it reads 25.5-26.9 dB on a 2-vCPU Intel
+Xeon with AMX (oneDNN's bfloat16 convolutions; 26.9 with the residual blocks time-major, as
+``auto`` runs them there, and channel-first alike); ``auto`` picks it there and on AVX-512 BF16 (Zen 5).
 The same floor holds its long convolutions in the frequency domain (what ``auto`` runs on
 AVX-512 BF16 without AMX): on the Zen 4 they read 26.9 dB, the direct ones 27.0. Before the
 instance norm's statistics were taken in float32 it read -148 dB: a lone item (no padding mask)
