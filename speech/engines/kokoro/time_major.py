@@ -8,12 +8,13 @@ a 2-vCPU Intel Xeon (family 6 model 207), one 128-channel convolution over 13,80
 15.7 ms channel-first and 7.3 ms time-major (kernel 11), 9.0 and 2.3 ms (kernel 3), with the
 same bits out. So the blocks' activations are held time-major, as 4-D channels-last tensors
 ``[B, C, 1, T]`` (one item's memory is ``T x C``), from a stage's entry to its exit: one
-transposing copy in and one out per upsampling stage, where the blocks' 36 convolutions each
-copied before. The elementwise chains (``kernels.py``) read either layout: an operand's shape
+transposing copy in and one out per upsampling stage, where the stage's 24 block convolutions
+each copied before. The elementwise chains (``kernels.py``) read either layout: an operand's shape
 decides, and every per-channel factor gains a trailing axis.
 
 oneDNN's bfloat16 products accumulate in float32 in either layout, so the audio is the
-channel-first path's up to the order of the instance norms' sums (``test_time_major.py``).
+channel-first path's up to the order of the instance norms' sums (``test_generator.py``:
+113 dB in float32; ``test_kernels.py``: within a bfloat16 step).
 Where AMX is absent the spectral form (``spectral_conv.py``) is faster (with oneDNN capped below
 AMX on that Xeon, ``ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16``: RTF 0.383 spectral, 0.487 time-major,
 0.552 channel-first), and float32 keeps it.
