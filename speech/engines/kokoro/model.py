@@ -21,6 +21,7 @@ from torch import nn
 
 from speech.engines.kokoro import kernels
 from speech.engines.kokoro.albert import Albert
+from speech.engines.kokoro.conv_swap import swap_convolutions
 from speech.engines.kokoro.decoder import SAMPLES_PER_FRAME as SAMPLES_PER_FRAME
 from speech.engines.kokoro.decoder import Decoder, per_item
 from speech.engines.kokoro.graphs import GraphedDecoder, PaddedDecoder
@@ -114,14 +115,8 @@ class KokoroModel(nn.Module):
         Activation scales are taken over the whole input, so a padded batch would change an
         item's audio: int8 engines run one item per forward pass."""
 
-        def convert(parent: nn.Module) -> None:
-            for name, child in parent.named_children():
-                if type(child) is nn.Conv1d and child is not self.decoder.generator.conv_post:
-                    setattr(parent, name, Int8Conv1d(child))
-                else:
-                    convert(child)
-
-        convert(self)
+        last = self.decoder.generator.conv_post
+        swap_convolutions(self, lambda conv: None if conv is last else Int8Conv1d(conv))
 
     @property
     def device(self) -> torch.device:

@@ -26,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from speech.engines.kokoro.conv_swap import swap_convolutions
+
 
 def to_time_major(x: torch.Tensor) -> torch.Tensor:
     """``[B, C, T]`` -> ``[B, C, 1, T]`` in the channels-last layout (one copy)."""
@@ -67,11 +69,4 @@ class TimeMajorConv1d(nn.Module):
 
 def replace_block_convolutions(module: nn.Module) -> int:
     """Every ``nn.Conv1d`` inside ``module`` swapped for its ``TimeMajorConv1d``; returns how many."""
-    swapped = 0
-    for name, child in module.named_children():
-        if type(child) is nn.Conv1d:
-            setattr(module, name, TimeMajorConv1d(child))
-            swapped += 1
-        else:
-            swapped += replace_block_convolutions(child)
-    return swapped
+    return swap_convolutions(module, TimeMajorConv1d)
