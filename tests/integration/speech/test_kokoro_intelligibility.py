@@ -123,8 +123,8 @@ slide to a second window that may cut a word, hence the margin."""
 
 def _speak(engine, texts: list[str], lang: str) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
     """Each text's audio, its chunks 0.25 s apart. All of them go to the engine in one call, as a
-    book's sentences do: it batches them (`bench.engine` on a Zen 3: 7% less time than one by one), and a padded
-    batch's item sounds as it does alone (``test_generator.py``)."""
+    book's sentences do: it batches them (``bench.engine`` on a Zen 3: 7% less time than one by
+    one), and a padded batch's item sounds as it does alone (``test_generator.py``)."""
     prepared = [prepare(text, lang) for text in texts]
     chunks = iter(engine.synthesize([piece for pieces in prepared for piece in pieces]))
     gap = np.zeros(int(0.25 * engine.sample_rate), dtype=np.float32)
